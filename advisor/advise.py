@@ -1,0 +1,171 @@
+"""Put one scenario through the model: per-k speedups, best k, break-even α, critical batch, checks, verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import memory
+from .acceptance import Acceptance, _solve_partial_sum, expected_tokens
+from .errors import InputError
+from .hardware import Hardware
+from .speculative import Setup, request_times, tpot_speedup
+from .verdict import Check, decide
+
+
+K_TABLE = 16  # the per-k table runs k = 0..16
+MAX_K = 32
+MAX_SCHEDULE_BATCH = 1024  # vLLM's max_num_seqs rarely exceeds this
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    setup: Setup  # target, drafter, method and their costs
+    hardware: Hardware  # one GPU's datasheet (the deployment uses setup.tp of them)
+    acceptance: Acceptance  # α with its range and source
+    prompt_len: int  # tokens per prompt
+    out_len: int  # tokens generated per request
+    batch: int = 1  # concurrent requests
+    temperature: float = 0.0  # sampling temperature served (acceptance is already carried to it)
+    k: int | None = None  # evaluate this draft length instead of choosing one
+    gpu_memory_utilization: float = 0.9  # vLLM's --gpu-memory-utilization
+    cost_source: str = "datasheet"  # where the step costs came from
+
+    def __post_init__(self) -> None:
+        if self.prompt_len < 1 or self.out_len < 1:
+            raise InputError(f"--prompt-len and --out-len must be at least 1, got {self.prompt_len} and {self.out_len}")
+        if self.batch < 1:
+            raise InputError(f"--batch must be at least 1, got {self.batch}")
+        if self.k is not None and not 0 <= self.k <= MAX_K:
+            raise InputError(f"--k must be in 0..{MAX_K}, got {self.k}")
+        if not 0.0 < self.gpu_memory_utilization <= 1.0:
+            raise InputError(f"--gpu-memory-utilization must be in (0, 1], got {self.gpu_memory_utilization}")
+
+    @property
+    def context(self) -> float:
+        """Mean tokens in the KV cache during decode."""
+        return self.prompt_len + self.out_len / 2
+
+
+@dataclass(frozen=True, slots=True)
+class Advice:
+    scenario: Scenario
+    ks: np.ndarray  # 0..K
+    tokens_per_step: np.ndarray  # E per k
+    tpot_speedup: np.ndarray  # per k
+    e2e_speedup: np.ndarray  # per k
+    throughput_speedup: np.ndarray  # per k, with each side's concurrency capped by memory
+    best_k: int
+    e2e_range: tuple[float, float]  # e2e speedup at best k over the acceptance range (low α, high α)
+    break_even_alpha: float | None  # decode break-even at this batch and context; None: never pays
+    critical_batch: int | None  # largest batch at which decode still gains; None: beyond CRITICAL_BATCH_LIMIT
+    memory: memory.MemoryBudget  # at best k (or k = 1 when off, to show the cost)
+    prefill_fraction: float  # of baseline request time
+    schedule: list[tuple[int, int, int]]  # vLLM num_speculative_tokens_per_batch_size: (start_bs, end_bs, k)
+    checks: list[Check] = field(default_factory=list)
+    verdict: str = "disable"  # enable | marginal | disable
+    reasons: list[str] = field(default_factory=list)
+
+    def at_best(self, values: np.ndarray) -> float:
+        return float(values[self.best_k])
+
+
+def _best_k_per_batch(setup: Setup, acc: Acceptance, batches: np.ndarray, context: float, ks: np.ndarray):
+    """Decode speedup on a (batch, k) grid, and the best k per batch (0 when nothing beats 1.0)."""
+    speed = tpot_speedup(setup, acc.expected_tokens(ks)[None, :], ks[None, :], batches[:, None], context)
+    best = np.where(speed.max(axis=1) > 1.0, speed.argmax(axis=1), 0)
+    return speed, best
+
+
+def break_even_alpha(setup: Setup, batch: int, context: float, ks: np.ndarray) -> float | None:
+    """Smallest α at which some k ≥ 1 decodes faster than no speculation. Speedup = E(α,k)·t_decode/t_iter(k),
+    and t_iter does not depend on α, so per k the break-even solves E(α, k) = t_iter/t_decode exactly."""
+    ks = ks[ks > 0].astype(float)
+    needed = setup.iteration_time(ks, batch, context) / setup.decode_step(batch, context)  # E that breaks even
+    reachable = needed <= ks + 1.0
+    if not reachable.any():
+        return None
+    return float(_solve_partial_sum(needed[reachable] - 1.0, ks[reachable]).min())
+
+
+def critical_batch(setup: Setup, acc: Acceptance, context: float, ks: np.ndarray, limit: int) -> int | None:
+    """Largest batch at which the best k still decodes faster; 0 if not even batch 1 gains; None if it still gains
+    at `limit` (the most sequences that fit in memory: larger batches cannot run)."""
+    batches = np.unique(np.round(np.geomspace(1, max(limit, 1), 400)))
+    speed, _ = _best_k_per_batch(setup, acc, batches, context, ks)
+    losing = np.nonzero(speed.max(axis=1) <= 1.0)[0]
+    if losing.size == 0:
+        return None
+    if losing[0] == 0:
+        return 0
+    lo, hi = int(batches[losing[0] - 1]), int(batches[losing[0]])
+    fine = np.arange(lo, hi + 1, dtype=float)
+    speed, _ = _best_k_per_batch(setup, acc, fine, context, ks)
+    return int(fine[np.nonzero(speed.max(axis=1) > 1.0)[0].max()])
+
+
+def schedule(setup: Setup, acc: Acceptance, context: float, ks: np.ndarray, max_batch: int):
+    """Best k for every batch size 1..max_batch, run-length encoded as vLLM's [start_bs, end_bs, k] list."""
+    batches = np.arange(1, max_batch + 1, dtype=float)
+    _, best = _best_k_per_batch(setup, acc, batches, context, ks)
+    runs, start = [], 1
+    for b in range(2, max_batch + 2):
+        if b == max_batch + 1 or best[b - 1] != best[b - 2]:
+            runs.append((start, b - 1, int(best[start - 1])))
+            start = b
+    return runs
+
+
+def advise(s: Scenario) -> Advice:
+    setup, acc = s.setup, s.acceptance
+    ks = np.arange(0, max(K_TABLE, s.k or 0) + 1)
+    E = acc.expected_tokens(ks)
+    times = request_times(setup, E, ks, s.batch, s.prompt_len, s.out_len)
+    tpot = times.tpot_baseline / times.tpot_spec
+    e2e = times.e2e_baseline / times.e2e_spec
+
+    budgets = [memory.budget(setup.target, setup.draft, setup.method, int(k), s.hardware, prompt_len=s.prompt_len,
+                             out_len=s.out_len, tp=setup.tp, gpu_memory_utilization=s.gpu_memory_utilization,
+                             weight_dtype=setup.target_cost.weight_dtype) for k in ks]
+    conc_base = min(s.batch, budgets[0].max_concurrency_baseline)
+    conc_spec = np.array([min(s.batch, b.max_concurrency_spec) for b in budgets], dtype=float)
+    # Throughput (output tokens/s) of a closed batch: each side runs as many of the B requests as fit at once.
+    capped = request_times(setup, E, ks, np.maximum(conc_spec, 1), s.prompt_len, s.out_len)
+    base_tps = conc_base * s.out_len / float(request_times(setup, 1.0, 0, max(conc_base, 1), s.prompt_len,
+                                                           s.out_len).e2e_baseline)
+    spec_tps = conc_spec * s.out_len / capped.e2e_spec
+    throughput = spec_tps / base_tps if base_tps > 0 else np.zeros_like(spec_tps)
+
+    holds_batch = np.array([b.max_concurrency_spec >= min(s.batch, max(conc_base, 1)) for b in budgets])
+    if s.k is not None:
+        best_k = s.k
+    else:
+        candidates = np.where(holds_batch & (ks > 0), e2e, -np.inf)
+        best_k = int(candidates.argmax()) if candidates.max() > 1.0 else 0
+
+    shown_k = best_k or 1
+    low_high = []
+    for alpha in (acc.low, acc.high):
+        E_a = expected_tokens(alpha, shown_k) if acc.per_position is None else E[shown_k]
+        t = request_times(setup, E_a, shown_k, s.batch, s.prompt_len, s.out_len)
+        low_high.append(float(t.e2e_baseline / t.e2e_spec))
+    fits_at_most = budgets[shown_k].max_concurrency_spec
+    schedule_max = int(np.clip(max(fits_at_most, s.batch), 1, MAX_SCHEDULE_BATCH))
+    advice = Advice(
+        scenario=s, ks=ks, tokens_per_step=E, tpot_speedup=tpot, e2e_speedup=e2e, throughput_speedup=throughput,
+        best_k=best_k, e2e_range=(low_high[0], low_high[1]),
+        break_even_alpha=break_even_alpha(setup, s.batch, s.context, ks),
+        critical_batch=critical_batch(setup, acc, s.context, ks, max(fits_at_most, s.batch)),
+        memory=budgets[shown_k],
+        prefill_fraction=float(times.prefill / times.e2e_baseline),
+        schedule=schedule(setup, acc, s.context, ks, schedule_max),
+    )
+    return decide(advice)
+
+
+def times_at(a: Advice, k: int | None = None):
+    """Request timings (speculative.RequestTimes) at draft length k (default: the best k)."""
+    s = a.scenario
+    k = a.best_k if k is None else k
+    return request_times(s.setup, a.tokens_per_step[k], k, s.batch, s.prompt_len, s.out_len)
