@@ -25,9 +25,11 @@ def expected_tokens(alpha, k) -> np.ndarray:
     """
     alpha = np.asarray(alpha, dtype=float)
     k = np.asarray(k, dtype=float)
-    near_one = np.abs(1.0 - alpha) < 1e-9
-    safe = np.where(near_one, 0.5, alpha)
-    return np.where(near_one, k + 1.0, (1.0 - safe ** (k + 1.0)) / (1.0 - safe))
+    # Written with log1p/expm1: the textbook form cancels catastrophically as α -> 1 (both sides -> 0).
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_alpha = np.log1p(alpha - 1.0)
+        ratio = np.expm1((k + 1.0) * log_alpha) / np.expm1(log_alpha)
+    return np.where(alpha >= 1.0, k + 1.0, ratio)
 
 
 def expected_tokens_per_position(per_position, k) -> np.ndarray:

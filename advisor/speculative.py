@@ -25,6 +25,13 @@ NGRAM_SECONDS_PER_SEQUENCE = 2.0e-5
 DEFAULT_SPEC_OVERHEAD_S = 2.0e-4
 
 
+def walltime_improvement(alpha, k, cost_ratio) -> np.ndarray:
+    """Leviathan et al. 2023, Theorem 3.8: (1 - α^(k+1)) / ((1 - α)(k·c + 1)), the speedup when a draft step costs
+    c target steps and verifying k+1 tokens costs exactly one (the idealised memory-bound regime, no overheads).
+    `Setup.iteration_time` replaces both assumptions with the cost model; this closed form is the reference."""
+    return expected_tokens(alpha, k) / (np.asarray(k, dtype=float) * cost_ratio + 1.0)
+
+
 @dataclass(frozen=True, slots=True)
 class Setup:
     """A target, how it is drafted for, and what each forward costs on the chosen hardware."""

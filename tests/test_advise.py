@@ -1,0 +1,79 @@
+"""End-to-end behaviour of the advisor on the embedded default pair (datasheet costs)."""
+
+import numpy as np
+import pytest
+
+from advisor.advise import advise
+from advisor.build import AcceptanceInput, build_scenario
+
+
+def run(**kw):
+    kw.setdefault("prompt_len", 8000)
+    kw.setdefault("out_len", 200)
+    kw.setdefault("calibration", None)
+    return advise(build_scenario(**kw))
+
+
+def test_long_output_gains_more_end_to_end_than_long_prompt():
+    rag, gen = run(prompt_len=8000, out_len=200), run(prompt_len=200, out_len=2000)
+    assert gen.at_best(gen.e2e_speedup) > rag.at_best(rag.e2e_speedup)
+    assert rag.prefill_fraction > gen.prefill_fraction
+
+
+def test_high_concurrency_gains_less_than_batch_one():
+    one, many = run(batch=1), run(batch=64)
+    assert many.at_best(many.e2e_speedup) < one.at_best(one.e2e_speedup)
+
+
+def test_per_k_table_and_best_k_are_consistent():
+    a = run(prompt_len=200, out_len=2000)
+    assert list(a.ks) == list(range(17))
+    assert a.tpot_speedup[0] == a.e2e_speedup[0] == 1.0
+    assert a.best_k == int(np.argmax(a.e2e_speedup))
+    assert a.verdict == "enable"
+    assert [c.name for c in a.checks] == ["predictability", "vram", "concurrency", "decode_share"]
+
+
+def test_break_even_alpha_is_where_decode_stops_gaining():
+    from advisor.speculative import tpot_speedup_alpha
+
+    a = run(prompt_len=200, out_len=2000)
+    s = a.scenario
+    be = a.break_even_alpha
+    assert 0.0 < be < a.scenario.acceptance.alpha
+    best_at = lambda alpha: float(np.max(tpot_speedup_alpha(s.setup, alpha, np.arange(1, 17), s.batch, s.context)))  # noqa: E731
+    assert best_at(be) == pytest.approx(1.0, abs=1e-6)
+    assert best_at(be - 0.02) < 1.0 < best_at(be + 0.02)
+
+
+def test_low_acceptance_disables():
+    a = run(acceptance=AcceptanceInput(alpha=0.1))
+    assert a.verdict == "disable" and a.best_k == 0
+    assert not a.checks[0].ok
+
+
+def test_a_wide_prior_is_marginal_when_its_low_end_misses_the_bar():
+    a = run(prompt_len=200, out_len=2000, acceptance=AcceptanceInput(task="creative"), temperature=1.0)
+    assert a.verdict in ("marginal", "disable")
+    assert min(a.e2e_range) < 1.10
+
+
+def test_critical_batch_exists_at_short_context():
+    a = run(prompt_len=128, out_len=128, acceptance=AcceptanceInput(alpha=0.6))
+    assert a.critical_batch is not None and 1 <= a.critical_batch < 512
+    speed = a.schedule
+    assert speed[0][0] == 1 and speed[-1][2] <= speed[0][2]  # k shrinks as the batch grows
+
+
+def test_target_that_does_not_fit_is_a_disable_with_reason():
+    a = run(target="llama-3.1-70b-instruct", draft="llama-3.2-1b-instruct", gpu="rtx-3060-12gb")
+    assert a.verdict == "disable"
+    assert "does not fit" in a.reasons[0]
+
+
+def test_ngram_and_eagle_methods_work():
+    ngram = run(method="ngram", prompt_len=1000, out_len=500, acceptance=AcceptanceInput(alpha=0.5))
+    assert ngram.scenario.setup.draft is None and ngram.memory.draft_weights == 0
+    eagle = run(method="eagle", prompt_len=1000, out_len=500)
+    assert eagle.scenario.setup.draft.kind == "eagle_head"
+    assert eagle.memory.draft_weights < 1e9
