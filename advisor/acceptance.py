@@ -50,7 +50,7 @@ def acceptance_rate(alpha, k) -> np.ndarray:
     return (expected_tokens(alpha, k) - 1.0) / np.asarray(k, dtype=float)
 
 
-def _solve_partial_sum(target, k) -> np.ndarray:
+def solve_partial_sum(target, k) -> np.ndarray:
     """α in [0, 1] with α + α² + … + α^k = target. The left side rises strictly in α, so the root is unique;
     bisection on whole arrays (60 halvings reach 1e-18) needs no scipy import, which alone takes ~0.5 s."""
     target = np.asarray(target, dtype=float)
@@ -68,7 +68,7 @@ def alpha_from_rate(rate: float, k: int) -> float:
     if not 0.0 <= rate <= 1.0:
         raise InputError(f"--acceptance-rate must be in [0, 1], got {rate}")
     _check_k(k)
-    return float(_solve_partial_sum(rate * k, k))
+    return float(solve_partial_sum(rate * k, k))
 
 
 def alpha_from_length(length: float, k: int) -> float:
@@ -76,7 +76,7 @@ def alpha_from_length(length: float, k: int) -> float:
     _check_k(k)
     if not 1.0 <= length <= k + 1:
         raise InputError(f"--acceptance-length must be in [1, k+1] = [1, {k + 1}] for k = {k}, got {length}")
-    return float(_solve_partial_sum(length - 1.0, k))
+    return float(solve_partial_sum(length - 1.0, k))
 
 
 def _check_k(k: int) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import memory
-from .acceptance import Acceptance, _solve_partial_sum, expected_tokens
+from .acceptance import Acceptance, solve_partial_sum, expected_tokens
 from .errors import InputError
 from .hardware import Hardware
 from .speculative import Setup, request_times, tpot_speedup
@@ -86,7 +86,7 @@ def break_even_alpha(setup: Setup, batch: int, context: float, ks: np.ndarray) -
     reachable = needed <= ks + 1.0
     if not reachable.any():
         return None
-    return float(_solve_partial_sum(needed[reachable] - 1.0, ks[reachable]).min())
+    return float(solve_partial_sum(needed[reachable] - 1.0, ks[reachable]).min())
 
 
 def critical_batch(setup: Setup, acc: Acceptance, context: float, ks: np.ndarray, limit: int) -> int | None:

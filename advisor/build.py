@@ -10,6 +10,7 @@ from .advise import Scenario
 from .costmodel import EngineCost
 from .errors import InputError
 from .hardware import Hardware
+from .localgpu import resolve_gpu
 from .modelspec import ModelSpec
 from .profiles import load_hardware, load_model, names
 from .speculative import METHODS, Setup
@@ -137,7 +138,7 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
     target_spec = load_model(target)
     if target_spec.kind == "eagle_head":
         raise InputError(f"{target_spec.name} is an EAGLE draft head, not a target model")
-    hw = load_hardware(gpu)
+    hw = load_hardware(resolve_gpu(gpu))
     draft_name = draft if draft is not None or cost_ratio is not None else default_draft(target_spec, method)
     draft_spec = load_model(draft_name) if draft_name is not None and method != "ngram" else None
     check_pair(target_spec, draft_spec, method, num_gpus)
