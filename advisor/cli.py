@@ -18,6 +18,7 @@ except ImportError:  # pragma: no cover
     from click import exceptions as click_errors
 
 from .errors import InputError
+from .scenario_options import Method, scenario_command  # noqa: F401  (Method: kept importable from here)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Should I turn on speculative decoding in vLLM, with which k, and what will I gain?")
@@ -29,50 +30,17 @@ class Format(str, Enum):
     markdown = "markdown"
 
 
-class Method(str, Enum):
-    draft_model = "draft_model"
-    ngram = "ngram"
-    eagle = "eagle"
-
-
 @app.command()
+@scenario_command
 def recommend(
-    prompt_len: int = typer.Option(..., help="Prompt tokens per request."),
-    out_len: int = typer.Option(..., help="Output tokens per request."),
-    target: str = typer.Option("llama-3.1-8b-instruct", help="Target: a profile name or a directory with config.json."),
-    draft: Optional[str] = typer.Option(None, help="Draft model / EAGLE head: profile name or directory. "
-                                        "Default: Llama-3.2-1B for the default target, else a same-family model."),
-    method: Method = typer.Option(Method.draft_model, help="How drafts are proposed."),
-    gpu: str = typer.Option("rtx-pro-6000-blackwell", help="GPU profile name (`specadvisor list hardware`)."),
-    num_gpus: int = typer.Option(1, help="GPUs for tensor parallelism."),
-    batch: int = typer.Option(1, help="Concurrent requests."),
-    temperature: float = typer.Option(0.0, help="Sampling temperature served."),
-    k: Optional[int] = typer.Option(None, help="Evaluate this draft length (0..32) instead of choosing one."),
-    gpu_memory_utilization: float = typer.Option(0.9, help="vLLM's --gpu-memory-utilization."),
-    alpha: Optional[float] = typer.Option(None, help="Per-token acceptance probability α (Leviathan et al.)."),
-    acceptance_rate: Optional[float] = typer.Option(None, help="vLLM's accepted/drafted tokens (needs --measured-k)."),
-    acceptance_length: Optional[float] = typer.Option(None, help="Mean tokens per step incl. bonus (needs --measured-k)."),
-    measured_k: Optional[int] = typer.Option(None, help="The k that --acceptance-rate/--acceptance-length were measured at."),
-    acceptance_per_pos: Optional[str] = typer.Option(None, help="vLLM per-position acceptance rates a1,a2,..."),
-    task: Optional[str] = typer.Option(None, help="Acceptance prior: structured|code|json|sql|chat|summarization|rag|creative."),
-    measured_temperature: Optional[float] = typer.Option(None, help="Temperature the acceptance was measured at."),
-    cost_ratio: Optional[float] = typer.Option(None, help="Expert override: draft step time / target step time."),
-    calibration: Optional[str] = typer.Option(None, help="Calibration profile JSON from `specadvisor calibrate`."),
+    scenario: "Scenario",
     format: Format = typer.Option(Format.text, "--format", help="text, json or markdown."),
 ) -> None:
     """Go/no-go on speculative decoding for one workload, with the vLLM flags to paste."""
     from .advise import advise
-    from .build import AcceptanceInput, build_scenario
     from .report import markdown, text
     from .summary import summarize
 
-    scenario = build_scenario(
-        target=target, draft=draft, method=method.value, gpu=gpu, num_gpus=num_gpus, batch=batch,
-        prompt_len=prompt_len, out_len=out_len, temperature=temperature, k=k,
-        gpu_memory_utilization=gpu_memory_utilization, cost_ratio=cost_ratio, calibration=calibration,
-        acceptance=AcceptanceInput(alpha=alpha, rate=acceptance_rate, length=acceptance_length, measured_k=measured_k,
-                                   per_position=acceptance_per_pos, task=task,
-                                   measured_temperature=measured_temperature))
     result = summarize(advise(scenario))
     if format is Format.json:
         from .schema import validated
@@ -82,6 +50,44 @@ def recommend(
         typer.echo(markdown(result), nl=False)
     else:
         typer.echo(text(result), nl=False)
+
+
+class PlotKind(str, Enum):
+    alpha = "alpha"
+    batch = "batch"
+    lengths = "lengths"
+    memory = "memory"
+
+
+@app.command()
+@scenario_command
+def plot(
+    scenario: "Scenario",
+    kind: PlotKind = typer.Argument(..., help="alpha: speedup vs α per k; batch: vs concurrency; lengths: go/no-go "
+                                    "map over prompt x output length; memory: the VRAM budget."),
+    out: Optional[str] = typer.Option(None, "--out", help="PNG or SVG file (the suffix decides). "
+                                      "Default: specadvisor-KIND.png"),
+) -> None:
+    """Draw one picture of a scenario (same flags as `recommend`)."""
+    from .advise import advise
+    from .plot_style import save
+    from .plots import FIGURES
+
+    typer.echo(save(FIGURES[kind.value](advise(scenario)), out or f"specadvisor-{kind.value}.png"))
+
+
+@app.command()
+def review(
+    plan: str = typer.Argument(..., help="Plan file (TOML): workloads and candidate deployments."),
+    out: str = typer.Option(None, "--out", help="Folder for review.md, review.html and the plots. "
+                            "Default: PLAN-review next to the plan."),
+) -> None:
+    """Capacity-planning review of a traffic mix: per workload and deployment, the verdict, the request rate
+    within the SLOs, GPUs needed with and without speculation, and $ per million output tokens."""
+    from .review_write import write_review
+
+    for line in write_review(plan, out):
+        typer.echo(line)
 
 
 class Kind(str, Enum):
