@@ -125,7 +125,11 @@ class Plan(Strict):
 
 
 def _where(error: dict) -> str:
-    return ".".join(str(p) for p in error["loc"]) or "(top level)"
+    """pydantic's location ('workload', 0, 'rate') as the TOML reader sees it: workload[0].rate."""
+    out = ""
+    for part in error["loc"]:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
 
 
 def load_plan(path: str | Path) -> Plan:

@@ -28,14 +28,12 @@ def _bars(ax, r: Review, deployment: str, metric: str) -> None:
         values["spec"].append(total["gpus_spec"])
     x = np.arange(len(names))
     top = max([v for vs in values.values() for v in vs if v is not None] + [1])
-    for offset, side, colour, label in ((-BAR_W / 2, "base", st.BASELINE, "without speculation"),
-                                        (BAR_W / 2, "spec", st.SPEC, "with speculation")):
+    for offset, side, colour in ((-BAR_W / 2, "base", st.BASELINE), (BAR_W / 2, "spec", st.SPEC)):
         for xi, v in zip(x + offset, values[side]):
             if v is None:  # the SLOs cannot be met (or the pair is broken): the review's Problems section says why
                 ax.text(xi, 0, "n/a", ha="center", va="bottom", fontsize=7.5, color=st.LOSS)
                 continue
-            ax.bar(xi, v, BAR_W * 0.95, color=colour, label=label)
-            label = None
+            ax.bar(xi, v, BAR_W * 0.95, color=colour)
             ax.text(xi, v, f"{v:.0f}" if metric == "gpus" else f"${v:.2f}", ha="center", va="bottom", fontsize=8)
     if metric == "gpus":
         pool = next(d.count for d in r.plan.deployment if d.name == deployment)
@@ -60,8 +58,11 @@ def overview_figure(r: Review):
         _bars(ax, r, name, "gpus")
         ax.set_title(name, loc="left", fontsize=10)
         if j == 0:
+            from matplotlib.patches import Patch
+
             ax.set_ylabel("GPUs needed within the SLOs")
-            ax.legend(loc="upper left")
+            ax.legend(handles=[Patch(color=st.BASELINE, label="without speculation"),
+                               Patch(color=st.SPEC, label="with speculation")], loc="upper left")
         if priced:
             ax2 = st.axes(fig, rows, len(deployments), len(deployments) + j + 1)
             _bars(ax2, r, name, "usd")
@@ -100,21 +101,25 @@ def curves_figure(r: Review):
             ax.axhline(tpot_slo, color=st.LOSS, lw=1, ls="--")
             ax.text(0.99, tpot_slo, f"TPOT SLO {tpot_slo:g} ms", transform=ax.get_yaxis_transform(), ha="right",
                     va="bottom", fontsize=7.5, color=st.LOSS)
-            ax.set_ylim(0, tpot_slo * 2.0)
+            lowest = min(c.base.curve.tpot[0], c.spec.curve.tpot[0]) * 1e3
+            ax.set_ylim(0, max(tpot_slo * 2.0, lowest * 1.6))
             if c.base.best.rate == 0 and c.spec.best.rate == 0:
                 ax.text(0.5, 0.92, "no load meets both SLOs", transform=ax.transAxes, ha="center", va="top",
                         fontsize=8.5, color=st.LOSS)
             xmax = max(c.base.best.rate, c.spec.best.rate)
-            ax.set_xlim(0, xmax * 1.6 if xmax > 0 else max(c.base.curve.rate.max(), 1e-3))
+            ax.set_xlim(0, xmax * 1.6 if xmax > 0 else max(c.base.curve.rate.max(), c.spec.curve.rate.max()))
             if i == len(workloads) - 1:
                 ax.set_xlabel("requests/s per replica")
             if j == 0:
                 ax.set_ylabel("TPOT, ms")
-            if i == 0 and j == 0:
-                ax.legend(loc="upper left", fontsize=7.5)
+    from matplotlib.lines import Line2D
+
     fig.suptitle("Latency vs load per replica\n", x=0.01, ha="left", fontsize=12.5, fontweight="bold")
-    fig.text(0.01, 1.0, "\n\ndots: the most load within both SLOs; dotted: TTFT over its SLO; grey: without "
-             "speculation, green: with", ha="left", va="top", fontsize=8.5, color="#4a4f55")
+    fig.legend(handles=[Line2D([], [], color=st.BASELINE, lw=1.8, label="without speculation"),
+                        Line2D([], [], color=st.SPEC, lw=1.8, label="with speculation")],
+               loc="upper right", ncol=2, fontsize=8.5)
+    fig.text(0.01, 1.0, "\n\ndots: the most load within both SLOs; dotted: TTFT over its SLO",
+             ha="left", va="top", fontsize=8.5, color="#4a4f55")
     return fig
 
 

@@ -113,9 +113,13 @@ def lengths_figure(a: Advice):
     cmap = ListedColormap(st.VERDICT_COLOURS)
     ax.pcolormesh(lm.prompt_lens, lm.out_lens, lm.verdict, cmap=cmap, norm=BoundaryNorm(np.arange(-0.5, 4), 4),
                   shading="nearest", rasterized=True)
+    if lm.vram_blocked.any():
+        ax.contourf(lm.prompt_lens, lm.out_lens, lm.vram_blocked.astype(float), levels=[0.5, 1.5], colors="none",
+                    hatches=["///"])
     levels = [lv for lv in (ENABLE_THRESHOLD, 1.25, 1.5, 2.0, 3.0, 4.0) if lv < lm.e2e.max()]
-    if levels:
-        cs = ax.contour(lm.prompt_lens, lm.out_lens, lm.e2e, levels=levels, colors="#30363d", linewidths=0.8)
+    if levels:  # contours only where speculation is on: the jump to "off" is the map's colour edge already
+        on = np.ma.masked_where(lm.best_k == 0, lm.e2e)
+        cs = ax.contour(lm.prompt_lens, lm.out_lens, on, levels=levels, colors="#30363d", linewidths=0.8)
         ax.clabel(cs, fmt=lambda v: f"{v:g}x", fontsize=8)
     ax.plot([s.prompt_len], [s.out_len], marker="*", ms=16, color=st.MARK, mec="white", ls="none", zorder=5)
     ax.annotate(f"you: {a.verdict}, {a.at_best(a.e2e_speedup):.2f}x", (s.prompt_len, s.out_len), xytext=(9, 6),
@@ -127,6 +131,9 @@ def lengths_figure(a: Advice):
     ax.set_ylabel("output length, tokens (log scale)")
     shown = sorted(set(lm.verdict.ravel().tolist()))
     handles = [Patch(color=st.VERDICT_COLOURS[c], label=sweeps.CLASS_NAMES[c]) for c in shown]
+    if lm.vram_blocked.any():
+        handles.append(Patch(facecolor="none", edgecolor="#30363d", hatch="///", label="disable: the draft\n"
+                             f"leaves no room for\nbatch {s.batch} in VRAM"))
     st.legend_right(ax, handles=handles, title="verdict", title_fontsize=9)
     ax.text(1.01, 0.0, f"contours: end-to-end\nspeedup at the best k\n\nenable: ≥ {ENABLE_THRESHOLD:.2f}x\n"
             "even at the low end\nof the α range", transform=ax.transAxes, fontsize=8, va="bottom", color="#4a4f55")
@@ -156,8 +163,10 @@ def memory_figure(a: Advice):
                 ax.text(left + gb / 2, y, f"{gb:.1f}", ha="center", va="center", fontsize=8.5,
                         color="white" if colour in SEGMENT_COLOURS[:2] else "#222")
             left += gb
-        if side.overflow > 0:
+        if side.overflow > 0:  # the KV the batch needs beyond the budget sticks out past the GPU's end
             ax.barh(y, side.overflow, left=total, color="none", edgecolor=st.LOSS, hatch="xx", height=0.55)
+            ax.text(total + side.overflow / 2, y, f"+{side.overflow:.1f}", ha="center", va="center", fontsize=8.5,
+                    color=st.LOSS, bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none"))
         note = (f"holds {side.max_concurrency} requests of {s.prompt_len + s.out_len} tokens"
                 + (f"; batch {s.batch} does NOT fit" if side.overflow > 0 else ""))
         ax.text(0.0, y + 0.36, f"{side.label}: {note}", fontsize=9, va="bottom")
@@ -173,14 +182,15 @@ def memory_figure(a: Advice):
                      hatch="//" if name == "outside vLLM" else None, label=name)
                for name, colour in zip(sweeps.SEGMENTS, SEGMENT_COLOURS) if base.parts[name] > 0 or spec.parts[name] > 0]
     if base.overflow > 0 or spec.overflow > 0:
-        handles.append(Patch(facecolor="none", edgecolor=st.LOSS, hatch="xx", label="needed beyond the KV budget"))
+        handles.append(Patch(facecolor="none", edgecolor=st.LOSS, hatch="xx", label="KV needed beyond\nthe budget"))
     st.legend_right(ax, handles=handles)
     used_by_draft = spec.parts["draft weights"] + spec.parts["draft KV"] + spec.parts["lookahead slots"]
     ax.text(0.0, -0.42, f"speculation adds: draft weights {spec.parts['draft weights']:.2f} GB, draft KV "
             f"{spec.parts['draft KV']:.2f} GB, lookahead slots {spec.parts['lookahead slots']:.3f} GB "
             f"(batch {s.batch})", fontsize=8.5, color="#4a4f55", va="top")
-    st.title(fig, ax, f"VRAM per GPU: speculation takes {used_by_draft:.1f} GB at batch {s.batch}; max concurrency "
-             f"{base.max_concurrency} → {spec.max_concurrency}",
+    cost = (f"batch {s.batch} does not fit" if base.overflow > 0 or spec.overflow > 0 else
+            f"speculation takes {used_by_draft:.1f} GB at batch {s.batch}")
+    st.title(fig, ax, f"VRAM per GPU: {cost}; max concurrency {base.max_concurrency} → {spec.max_concurrency}",
              describe(a))
     return fig
 

@@ -71,6 +71,7 @@ class LengthMap:
     e2e: np.ndarray  # (O, P) end-to-end speedup at the best k that fits (1.0 where none gains)
     best_k: np.ndarray  # (O, P) 0 where speculation should stay off
     verdict: np.ndarray  # (O, P) NO_FIT | DISABLE | MARGINAL | ENABLE, by verdict.decide's rule
+    vram_blocked: np.ndarray  # (O, P) the target fits, but with the draft no k holds the batch in memory
 
 
 def _holding_ks(s: Scenario, prompt_len: int, out_len: int, ks: np.ndarray) -> tuple[bool, np.ndarray]:
@@ -110,7 +111,7 @@ def length_map(s: Scenario, prompt_lens: np.ndarray | None = None, out_lens: np.
     best_low = np.take_along_axis(e2e_low, k_idx[..., None], axis=2)[..., 0]
     on = best > 1.0
     verdict = np.where(~fits, NO_FIT, np.where(~on, DISABLE, np.where(best_low >= ENABLE_THRESHOLD, ENABLE, MARGINAL)))
-    return LengthMap(P, O, np.where(on, best, 1.0), np.where(on, ks[k_idx], 0), verdict)
+    return LengthMap(P, O, np.where(on, best, 1.0), np.where(on, ks[k_idx], 0), verdict, fits & ~holds.any(axis=2))
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +121,8 @@ class MemorySplit:
     label: str
     parts: dict[str, float]  # segment name -> GB, in drawing order; they add up to the GPU's memory
     max_concurrency: int  # sequences of this length the KV cache holds
-    overflow: float  # GB the batch needs beyond the KV budget (0 when it fits)
+    overflow: float  # GB of KV the batch needs beyond the budget (0 when it fits); the KV parts then show the
+    # share that fits, scaled down in proportion
 
 
 SEGMENTS = ("target weights", "draft weights", "activations + runtime", "target KV", "draft KV", "lookahead slots",
@@ -141,8 +143,9 @@ def memory_split(a: Advice) -> tuple[MemorySplit, MemorySplit]:
         slots = seqs * memory.lookahead_slots(s.setup.method, k) * m.kv_per_token_spec if spec else 0.0
         budget = m.kv_budget_spec if spec else m.kv_budget_baseline
         used = kv_target + kv_draft + slots
-        parts = dict(zip(SEGMENTS, (m.target_weights, m.draft_weights if spec else 0.0, m.reserve, kv_target,
-                                    kv_draft, slots, max(budget - used, 0.0), total - m.usable)))
+        fit = min(budget / used, 1.0) if used > 0 else 1.0
+        parts = dict(zip(SEGMENTS, (m.target_weights, m.draft_weights if spec else 0.0, m.reserve, kv_target * fit,
+                                    kv_draft * fit, slots * fit, max(budget - used, 0.0), total - m.usable)))
         label = f"with speculation (k={k})" if spec else "without speculation"
         out.append(MemorySplit(label, {name: v * gb for name, v in parts.items()},
                                m.max_concurrency_spec if spec else m.max_concurrency_baseline,
