@@ -36,7 +36,7 @@ SCENARIO_OPTIONS = [
     _option("draft", Optional[str], typer.Option(None, help="Draft model / EAGLE head: profile name or directory. "
                                                  "Default: Llama-3.2-1B for the default target, else a same-family model.")),
     _option("method", Method, typer.Option(Method.draft_model, help="How drafts are proposed.")),
-    _option("gpu", str, typer.Option("rtx-pro-6000-blackwell", help="GPU profile name (`specadvisor list hardware`).")),
+    _option("gpu", str, typer.Option("rtx-pro-6000-blackwell", help="GPU profile name (`specadvisor list hardware`), or auto (detect via NVML).")),
     _option("num_gpus", int, typer.Option(1, help="GPUs for tensor parallelism.")),
     _option("batch", int, typer.Option(1, help="Concurrent requests.")),
     _option("temperature", float, typer.Option(0.0, help="Sampling temperature served.")),
