@@ -79,8 +79,8 @@ def plot(
 @app.command()
 def review(
     plan: str = typer.Argument(..., help="Plan file (TOML): workloads and candidate deployments."),
-    out: str = typer.Option(None, "--out", help="Folder for review.md, review.html and the plots. "
-                            "Default: PLAN-review next to the plan."),
+    out: Optional[str] = typer.Option(None, "--out", help="Folder for review.md, review.html and the plots. "
+                            "Default: ./PLAN-review (PLAN: the plan file's name)."),
 ) -> None:
     """Capacity-planning review of a traffic mix: per workload and deployment, the verdict, the request rate
     within the SLOs, GPUs needed with and without speculation, and $ per million output tokens."""

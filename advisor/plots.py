@@ -86,7 +86,8 @@ def batch_figure(a: Advice):
                     color=st.LOSS, fontsize=9, rotation=90, va="bottom")
     here = float(a.tpot_speedup[a.best_k]) if a.best_k else 1.0
     ax.plot([s.batch], [here], marker="*", ms=15, color=st.MARK, mec="white", zorder=5, ls="none",
-            label=f"you: batch {s.batch}, k = {a.best_k}")
+            label=f"you: batch {s.batch}, k = {a.best_k}" + ("" if a.best_k else
+                  f"\n(off: end to end {a.e2e_speedup[1:].max():.2f}x\nat best)"))
     _speedup_axis(ax, float(sw.tpot.max()))
     ax.set_xscale("log")
     ax.set_xlim(0.85, top)
@@ -94,8 +95,8 @@ def batch_figure(a: Advice):
     ax.set_xlabel("concurrent sequences per instance (batch), log scale")
     ax.set_ylabel("decode speedup (time per output token, baseline / speculative)")
     st.legend_right(ax)
-    where = ("gains at every batch that fits in memory" if cb is None else
-             "no batch gains" if cb == 0 else f"gains up to batch {cb}")
+    where = ("decode gains at every batch that fits in memory" if cb is None else
+             "no batch gains in decode" if cb == 0 else f"decode gains up to batch {cb}")
     st.title(fig, ax, f"Speedup vs concurrency: {where}", describe(a))
     return fig
 
@@ -189,7 +190,7 @@ def memory_figure(a: Advice):
             f"{spec.parts['draft KV']:.2f} GB, lookahead slots {spec.parts['lookahead slots']:.3f} GB "
             f"(batch {s.batch})", fontsize=8.5, color="#4a4f55", va="top")
     cost = (f"batch {s.batch} does not fit" if base.overflow > 0 or spec.overflow > 0 else
-            f"speculation takes {used_by_draft:.1f} GB at batch {s.batch}")
+            f"speculation takes {used_by_draft:.{1 if used_by_draft >= 1 else 2}f} GB at batch {s.batch}")
     st.title(fig, ax, f"VRAM per GPU: {cost}; max concurrency {base.max_concurrency} → {spec.max_concurrency}",
              describe(a))
     return fig

@@ -20,7 +20,7 @@ def write_review(plan_path: str, out: str | None) -> list[str]:
     from .review_render import blocks, html, markdown
 
     plan = load_plan(plan_path)
-    folder = Path(out) if out else Path(plan_path).with_name(Path(plan_path).stem + "-review")
+    folder = Path(out) if out else Path.cwd() / (Path(plan_path).stem + "-review")
     if folder.exists() and not folder.is_dir():
         raise InputError(f"--out {folder} is a file: give a folder")
     r = review(plan, plan_path)
