@@ -23,7 +23,8 @@ def _bars(ax, r: Review, deployment: str, metric: str) -> None:
             values[side].append(None if got is None else (got.gpus if metric == "gpus" else got.usd_per_mtok))
     if metric == "gpus" and len(cells) > 1:
         total = next(t for t in totals(r) if t["deployment"] == deployment)
-        names.append("all workloads")
+        names.append("all workloads" if not total["left_out"] else
+                     f"total, without {', '.join(x.split(' (')[0] for x in total['left_out'])}")
         values["base"].append(total["gpus_base"])
         values["spec"].append(total["gpus_spec"])
     x = np.arange(len(names))

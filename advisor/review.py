@@ -189,16 +189,28 @@ def review(plan: Plan, source: str | Path) -> Review:
 
 
 def totals(r: Review) -> list[dict]:
-    """Per deployment: GPUs and $/hour to serve every workload (each on its own replicas), with and without."""
+    """Per deployment: GPUs and $/hour to serve the workloads (each on its own replicas), with and without
+    speculation. Sums run over the workloads both sides can serve, so the two stay comparable; the others are
+    listed in `left_out` with the reason."""
     out = []
     for d in r.plan.deployment:
         cells = [c for c in r.cells if c.deployment == d.name]
-        complete = all(c.base is not None and c.base.gpus is not None for c in cells)
-        complete_spec = all(c.spec is not None and c.spec.gpus is not None for c in cells)
-        gpus_b = sum(c.base.gpus for c in cells) if complete else None
-        gpus_s = sum(c.spec.gpus for c in cells) if complete_spec else None
+        both = [c for c in cells if c.base is not None and c.base.gpus is not None and c.spec.gpus is not None]
+        left_out = [f"{c.workload} ({_left_out_why(c)})" for c in cells if c not in both]
+        gpus_b = sum(c.base.gpus for c in both) if both else None
+        gpus_s = sum(c.spec.gpus for c in both) if both else None
         price = d.usd_per_gpu_hour
-        out.append(dict(deployment=d.name, pool=d.count, gpus_base=gpus_b, gpus_spec=gpus_s,
+        out.append(dict(deployment=d.name, pool=d.count, gpus_base=gpus_b, gpus_spec=gpus_s, left_out=left_out,
                         usd_hour_base=None if price is None or gpus_b is None else gpus_b * price,
                         usd_hour_spec=None if price is None or gpus_s is None else gpus_s * price))
     return out
+
+
+def _left_out_why(c: Cell) -> str:
+    if c.base is None:
+        return c.recommendation
+    if c.base.gpus is None and c.spec.gpus is not None:
+        return f"only with speculation: {c.spec.gpus} GPUs"
+    if c.spec.gpus is None and c.base.gpus is not None:
+        return f"only without speculation: {c.base.gpus} GPUs"
+    return "SLOs unreachable"

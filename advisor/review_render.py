@@ -103,8 +103,9 @@ def blocks(r: Review, images: dict[str, str]) -> list[tuple]:
         fits = lambda g: "n/a" if g is None else ("yes" if g <= t["pool"] else f"no: {g - t['pool']} short")  # noqa: E731
         rows.append([t["deployment"], str(t["pool"]), f"{_num(t['gpus_base'], 'd')} → {_num(t['gpus_spec'], 'd')}",
                      f"{fits(t['gpus_base'])} → {fits(t['gpus_spec'])}",
-                     f"{_usd(t['usd_hour_base'])} → {_usd(t['usd_hour_spec'])}"])
-    doc.append(("table", ["deployment", "GPUs in pool", "GPUs needed", "fits the pool", "$ per hour"], rows))
+                     f"{_usd(t['usd_hour_base'])} → {_usd(t['usd_hour_spec'])}", "; ".join(t["left_out"]) or "none"])
+    doc.append(("table", ["deployment", "GPUs in pool", "GPUs needed", "fits the pool", "$ per hour",
+                          "workloads left out of the sums"], rows))
     problems = [f"{c.workload} on {c.deployment}: {p}" for c in r.cells for p in c.problems]
     if problems:
         doc += [("h2", "Problems"), ("ul", problems)]

@@ -24,6 +24,8 @@ def kernel_of_this_python(tmp_path, monkeypatch):
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "specadvisor test (this venv)", "language": "python"}))
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))  # connection files stay in the tmp dir
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))  # no profile written to the user's home
     monkeypatch.setenv("MPLBACKEND", "Agg")
     return KERNEL
 

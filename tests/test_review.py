@@ -18,7 +18,7 @@ from advisor.build import AcceptanceInput, build_scenario
 from advisor.cli import app, main
 from advisor.plan import Lengths, load_plan
 from advisor.profiles import profiles_dir
-from advisor.review import review
+from advisor.review import review, totals
 
 pytest.importorskip("matplotlib")
 PLANS = sorted((profiles_dir() / "plans").glob("*.toml"))
@@ -116,6 +116,13 @@ def test_review_numbers_follow_from_the_capacity(written):
             assert c.spec.gpus <= c.base.gpus
         if c.recommendation == "disable" and c.base.gpus is not None and c.spec.gpus is not None:
             assert c.spec.gpus >= c.base.gpus
+    for t in totals(r):
+        cells = [c for c in r.cells if c.deployment == t["deployment"]]
+        served = [c for c in cells if c.base is not None and c.base.gpus is not None and c.spec.gpus is not None]
+        assert len(served) + len(t["left_out"]) == len(cells)
+        if served:  # sums over the workloads both sides serve, so with and without stay comparable
+            assert t["gpus_base"] == sum(c.base.gpus for c in served)
+            assert t["gpus_spec"] == sum(c.spec.gpus for c in served)
 
 
 BAD_PLAN = """
@@ -157,6 +164,8 @@ def test_bad_names_slos_and_sizes_are_reported_not_raised(tmp_path):
     assert "tight on l4: without speculation: TPOT SLO 2 ms is impossible" in problems
     assert "huge-prompts on l4: does not fit" in problems
     assert "unknown GPU 'h1000'; did you mean h100" in problems
+    l4 = next(t for t in totals(review(load_plan(plan), plan)) if t["deployment"] == "l4")
+    assert l4["gpus_base"] is None and l4["left_out"] == ["tight (SLOs unreachable)", "huge-prompts (does not fit)"]
     plan.write_text(BAD_PLAN.format(gpu="h100", model="llama-9b"))
     r = review(load_plan(plan), plan)
     assert r.cell("tight", "typo").recommendation == "error" and "unknown model 'llama-9b'" in r.cell("tight", "typo").reason
