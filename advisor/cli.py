@@ -17,11 +17,13 @@ try:  # typer >= 0.26 vendors its own copy of click; older releases use click it
 except ImportError:  # pragma: no cover
     from click import exceptions as click_errors
 
+from .cli_acceptance import acceptance_app
 from .errors import InputError
 from .scenario_options import Method, scenario_command  # noqa: F401  (Method: kept importable from here)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Should I turn on speculative decoding in vLLM, with which k, and what will I gain?")
+app.add_typer(acceptance_app, name="acceptance")
 
 
 class Format(str, Enum):
@@ -108,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app; turn every user error (ours or click's) into one line on stderr, exit 2."""
     command = typer.main.get_command(app)
     try:
-        command.main(args=argv if argv is not None else sys.argv[1:], prog_name="specadvisor", standalone_mode=False)
+        code = command.main(args=argv if argv is not None else sys.argv[1:], prog_name="specadvisor",
+                            standalone_mode=False)
     except InputError as exc:
         return _fail(str(exc))
     except click_errors.NoArgsIsHelpError as exc:
@@ -118,11 +121,9 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(exc.format_message().replace("\n", " "))
     except click_errors.ClickException as exc:
         return _fail(exc.format_message())
-    except click_errors.Abort:
+    except typer.Abort:
         return _fail("aborted")
-    except KeyboardInterrupt:
-        return _fail("interrupted")
-    return 0
+    return code if isinstance(code, int) else 0  # typer.Exit(n) (Ctrl-C is Exit(130)) comes back as n
 
 
 def _fail(message: str) -> int:

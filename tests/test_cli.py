@@ -86,3 +86,16 @@ def test_missing_model_dir(capsys):
 def test_list_profiles():
     result = runner.invoke(app, ["list", "hardware"])
     assert result.exit_code == 0 and "h100-sxm" in result.output.split()
+
+
+def test_help_into_a_closed_pipe_prints_no_traceback():
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "advisor.cli", "recommend", "--help"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()  # like `| head -1`
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert "Traceback" not in err

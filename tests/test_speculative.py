@@ -42,19 +42,21 @@ def test_k_zero_is_exactly_one(default_setup, alpha, b, ctx):
     assert float(times.e2e_baseline) == float(times.e2e_spec)
 
 
-# Holding the output fixed, a longer prompt adds prefill time that speculation cannot touch. At small batch the
-# steps are memory-bound on weights whatever the context, so a gain never grows with the prompt (a *loss* shrinks
-# towards 1.0x as prefill dilutes it, which is why the claim is about gains). At large batch it is not a law:
-# see the MagicDec tests below.
-@settings(max_examples=300)
-@given(st.sampled_from(["draft_model", "ngram"]), alphas, ks, st.integers(1, 8), st.integers(1, 16_000),
-       st.integers(1, 16_000), st.integers(2, 4000))
-def test_longer_prompts_never_raise_e2e_speedup(default_setup, method, alpha, k, b, p1, p2, out):
-    setup = default_setup if method == "draft_model" else Setup(default_setup.target, default_setup.target_cost, "ngram")
+# Holding the output fixed, a longer prompt adds prefill time that speculation cannot touch, and a longer KV cache
+# that a draft model must read too, so for a draft model at small batch a gain never grows with the prompt (a *loss*
+# shrinks towards 1.0x as prefill dilutes it, which is why the claim is about gains). It is not a law everywhere,
+# and the model says why: one more token of context adds the same KV read to a decode step and to a verification
+# step, which makes verification *relatively* cheaper. Where the drafter reads no KV (n-gram) or little (an EAGLE
+# head), or the batch is large, that can outweigh the prefill (MagicDec; the tests after this one). And below a few
+# hundred tokens a prefill is memory-bound (one weight read, however many tokens), so one more prompt token costs
+# nothing while the context effect remains (~1e-10). So: draft models, batch <= 8, prompts of 256+ tokens.
+@settings(max_examples=2000)
+@given(alphas, ks, st.integers(1, 8), st.integers(256, 16_000), st.integers(256, 16_000), st.integers(2, 4000))
+def test_longer_prompts_never_raise_e2e_speedup(default_setup, alpha, k, b, p1, p2, out):
     short, long = sorted((p1, p2))
     speed = []
     for prompt in (short, long):
-        t = request_times(setup, expected_tokens(alpha, k), k, b, prompt, out)
+        t = request_times(default_setup, expected_tokens(alpha, k), k, b, prompt, out)
         speed.append(float(t.e2e_baseline / t.e2e_spec))
     if speed[0] >= 1.0:
         assert speed[1] <= speed[0] + 1e-12
