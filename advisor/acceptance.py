@@ -127,10 +127,15 @@ class Acceptance:
             raise InputError(f"acceptance range must hold its point: {self.low} <= {self.alpha} <= {self.high}")
 
     def expected_tokens(self, k, alpha=None) -> np.ndarray:
-        """E at draft length k: from the per-position vector when measured, else from i.i.d. α (or `alpha`)."""
-        if self.per_position is not None and alpha is None:
-            return expected_tokens_per_position(self.per_position, k)
-        return expected_tokens(self.alpha if alpha is None else alpha, k)
+        """E at draft length k: from the per-position vector when measured, else from i.i.d. α. With `alpha` (an
+        end of the range) a measured vector is rescaled as α would move it: p_i · (alpha/α)^(i+1), since p_i is
+        the chance that i+1 drafts in a row survive (the same rescaling as `at_temperature`)."""
+        if self.per_position is None or (alpha is not None and self.alpha <= 0.0):
+            return expected_tokens(self.alpha if alpha is None else alpha, k)
+        ratio = 1.0 if alpha is None else alpha / self.alpha
+        scaled = np.asarray(self.per_position) * ratio ** np.arange(1, len(self.per_position) + 1)
+        # still a survival curve: at most 1, never rising with the position
+        return expected_tokens_per_position(np.minimum.accumulate(np.minimum(scaled, 1.0)), k)
 
     def at_temperature(self, temperature: float, measured_at: float) -> "Acceptance":
         """Carry α from the temperature it was measured at to the one that will be served."""

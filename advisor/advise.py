@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import memory
-from .acceptance import Acceptance, solve_partial_sum, expected_tokens
+from .acceptance import Acceptance, solve_partial_sum
 from .errors import InputError
 from .hardware import Hardware
 from .speculative import Setup, request_times, tpot_speedup
@@ -147,7 +147,7 @@ def advise(s: Scenario) -> Advice:
     shown_k = best_k or 1
     low_high = []
     for alpha in (acc.low, acc.high):
-        E_a = expected_tokens(alpha, shown_k) if acc.per_position is None else E[shown_k]
+        E_a = acc.expected_tokens(shown_k, alpha)
         t = request_times(setup, E_a, shown_k, s.batch, s.prompt_len, s.out_len)
         low_high.append(float(t.e2e_baseline / t.e2e_spec))
     fits_at_most = budgets[shown_k].max_concurrency_spec

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import acceptance as acc_mod
 from .acceptance import Acceptance
@@ -31,13 +31,14 @@ class AcceptanceInput:
     measured_k: int | None = None  # --measured-k: the k that rate/length were measured at
     per_position: str | None = None  # --acceptance-per-pos "a1,a2,..."
     task: str | None = None  # --task
+    metrics: str | None = None  # --metrics URL|FILE: vLLM spec-decode counters (a server, or a saved measurement)
     measured_temperature: float | None = None  # --measured-temperature (defaults to the served temperature)
 
 
 def resolve_acceptance(inp: AcceptanceInput, temperature: float) -> Acceptance:
     given = [name for name, value in (("--alpha", inp.alpha), ("--acceptance-rate", inp.rate),
                                       ("--acceptance-length", inp.length), ("--acceptance-per-pos", inp.per_position),
-                                      ("--task", inp.task)) if value is not None]
+                                      ("--task", inp.task), ("--metrics", inp.metrics)) if value is not None]
     if len(given) > 1:
         raise InputError(f"give one acceptance source, not {' and '.join(given)}")
     if not 0.0 <= temperature <= acc_mod.MAX_TEMPERATURE:
@@ -54,6 +55,8 @@ def resolve_acceptance(inp: AcceptanceInput, temperature: float) -> Acceptance:
             found = acc_mod.from_point(alpha, f"--acceptance-length {inp.length:g} at k={inp.measured_k} -> α {alpha:.3f}")
     elif inp.alpha is not None:
         found = acc_mod.from_point(inp.alpha, f"--alpha {inp.alpha:g}")
+    elif inp.metrics is not None:
+        return _from_metrics(inp, temperature)
     elif inp.per_position is not None:
         try:
             rates = [float(x) for x in inp.per_position.split(",") if x.strip()]
@@ -65,6 +68,22 @@ def resolve_acceptance(inp: AcceptanceInput, temperature: float) -> Acceptance:
         return acc_mod.from_task(inp.task or DEFAULT_TASK).at_temperature(temperature, 0.0)
     measured_at = temperature if inp.measured_temperature is None else inp.measured_temperature
     return found.at_temperature(temperature, measured_at)
+
+
+def _from_metrics(inp: AcceptanceInput, temperature: float) -> Acceptance:
+    """Counts -> Beta posterior (advisor.posterior), carried to the served temperature. A saved measurement
+    records its temperature; a live server does not, so it is taken as the served one unless --measured-temperature."""
+    from .metrics import scrape
+    from .posterior import acceptance_from_counts
+
+    found = scrape(inp.metrics)
+    acc = acceptance_from_counts(found.counts, found.origin)
+    measured_at = inp.measured_temperature if inp.measured_temperature is not None else found.measured_temperature
+    if measured_at is None:
+        acc = replace(acc, notes=(*acc.notes, f"the metrics do not say what temperature they were sampled at: taken "
+                                  f"as the served T={temperature:g} (pass --measured-temperature if not)"))
+        measured_at = temperature
+    return acc.at_temperature(temperature, measured_at)
 
 
 def default_draft(target: ModelSpec, method: str) -> str | None:

@@ -48,6 +48,8 @@ SCENARIO_OPTIONS = [
     _option("measured_k", Optional[int], typer.Option(None, help="The k that --acceptance-rate/--acceptance-length were measured at.")),
     _option("acceptance_per_pos", Optional[str], typer.Option(None, help="vLLM per-position acceptance rates a1,a2,...")),
     _option("task", Optional[str], typer.Option(None, help="Acceptance prior: structured|code|json|sql|chat|summarization|rag|creative.")),
+    _option("metrics", Optional[str], typer.Option(None, help="Acceptance from vLLM spec-decode counters: a server URL "
+                                                   "(http://host:8000) or a Prometheus text file (`specadvisor acceptance ... --save`).")),
     _option("measured_temperature", Optional[float], typer.Option(None, help="Temperature the acceptance was measured at.")),
     _option("cost_ratio", Optional[float], typer.Option(None, help="Expert override: draft step time / target step time.")),
     _option("calibration", Optional[str], typer.Option(None, help="Calibration profile JSON from `specadvisor calibrate`.")),
@@ -56,13 +58,13 @@ SCENARIO_NAMES = frozenset(p.name for p in SCENARIO_OPTIONS)
 
 
 def build_from_options(*, method: Method, alpha, acceptance_rate, acceptance_length, measured_k, acceptance_per_pos,
-                       task, measured_temperature, **rest):
+                       task, metrics, measured_temperature, **rest):
     """The flags as typed -> a validated Scenario (advisor.build does the work)."""
     from .build import AcceptanceInput, build_scenario
 
     return build_scenario(method=method.value, **rest, acceptance=AcceptanceInput(
         alpha=alpha, rate=acceptance_rate, length=acceptance_length, measured_k=measured_k,
-        per_position=acceptance_per_pos, task=task, measured_temperature=measured_temperature))
+        per_position=acceptance_per_pos, task=task, metrics=metrics, measured_temperature=measured_temperature))
 
 
 def scenario_command(func):

