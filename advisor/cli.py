@@ -92,6 +92,16 @@ def review(
         typer.echo(line)
 
 
+def _calibrate_command():
+    """`calibrate` is defined in calibration/command.py (typer only at import; vLLM and scipy load when it runs)."""
+    from calibration.command import calibrate
+
+    return calibrate
+
+
+app.command("calibrate")(_calibrate_command())
+
+
 class Kind(str, Enum):
     hardware = "hardware"
     models = "models"

@@ -121,10 +121,12 @@ class Engine:
         done = self._checked(self.generate(prompts, 1), cached=0)
         return max(c.first_token_s for c in done) - min(c.scheduled_s for c in done)
 
-    def decode(self, prefixes: Sequence[Sequence[int]], steps: int, repeats: int = 1) -> list[float]:
+    def decode(self, prefixes: Sequence[Sequence[int]], steps: int, repeats: int = 1, *,
+               prime: bool = True) -> list[float]:
         """Seconds per plain decode step of len(prefixes) sequences at context ≈ L + 1 + steps/2, once per repeat.
-        The prefixes are cached first so every repeat's first step computes one token per sequence."""
-        tails = self._primed(prefixes, repeats, 1)
+        The prefixes are cached first (`prime`; or already are) so each repeat's first step computes one token
+        per sequence and every sequence then decodes in the same steps."""
+        tails = self._primed(prefixes, repeats, 1, prime)
         times = []
         for tail in tails:
             done = self._checked(self.generate([[*p, *t] for p, t in zip(prefixes, tail)], steps + 1), len(prefixes[0]))
@@ -133,23 +135,26 @@ class Engine:
             times.append(float(np.median([c.decode_s for c in done])) / steps)
         return times
 
-    def verify(self, prefixes: Sequence[Sequence[int]], q: int, repeats: int = 1) -> list[float]:
+    def verify(self, prefixes: Sequence[Sequence[int]], q: int, repeats: int = 1, *,
+               prime: bool = True) -> list[float]:
         """Seconds of one step in which every sequence brings q new tokens on top of its cached prefix (the shape
         of a speculative verification step with k = q - 1 drafts), once per repeat."""
-        tails = self._primed(prefixes, repeats, q)
+        tails = self._primed(prefixes, repeats, q, prime)
         times = []
         for tail in tails:
             done = self._checked(self.generate([[*p, *t] for p, t in zip(prefixes, tail)], 1), len(prefixes[0]))
             times.append(max(c.first_token_s for c in done) - min(c.scheduled_s for c in done))
         return times
 
-    def _primed(self, prefixes: Sequence[Sequence[int]], repeats: int, q: int) -> list[list[list[int]]]:
-        """Prefill the prefixes into the prefix cache; return `repeats` sets of q fresh tokens per sequence."""
+    def _primed(self, prefixes: Sequence[Sequence[int]], repeats: int, q: int,
+                prime: bool) -> list[list[list[int]]]:
+        """Prefill the prefixes into the prefix cache (if `prime`); return `repeats` sets of q fresh tokens per
+        sequence. Whether they really were cached is checked on every measured request."""
         lengths = {len(p) for p in prefixes}
         if len(lengths) != 1 or next(iter(lengths)) % self.block_size:
             raise EngineError(f"prefixes must share one length that is a multiple of the block size {self.block_size}")
-        if next(iter(lengths)) > 0:
-            self.prefill(prefixes)
+        if prime and next(iter(lengths)) > 0:
+            self.generate(prefixes, 1)
         rng = np.random.default_rng(next(self._ids))
         return [[rng.integers(10, self.vocab_size, q).tolist() for _ in prefixes] for _ in range(repeats)]
 

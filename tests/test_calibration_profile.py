@@ -1,0 +1,138 @@
+"""Calibration profiles: schema round trip, fitting a stored run, and how `recommend` finds and uses them."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from advisor.cli import main
+from advisor.costmodel import EngineCost
+from advisor.errors import InputError
+from advisor.modelspec import spec_from_config
+from calibration import profile as prof
+from calibration.bench import predict
+from calibration.command import _run
+from calibration.finish import fit_profile
+from calibration.grid import Grid
+from calibration.runner import point_of
+from calibration.tinymodels import TINY_DRAFT, TINY_TARGET, write_tiny_pair
+
+CPU = EngineCost(bandwidth=9e9, flops=3.5e10, step_overhead=11e-3, token_overhead=40e-6, seq_overhead=1.2e-3)
+DRAFT_CPU = EngineCost(bandwidth=3e9, flops=2e10, step_overhead=4e-3, token_overhead=5e-6, seq_overhead=2e-4)
+HW = "cpu-xeon-icelake-2vcpu"
+
+
+@pytest.fixture(scope="module")
+def specs():
+    return {"target": spec_from_config(TINY_TARGET, "tiny-llama-target"),
+            "draft": spec_from_config(TINY_DRAFT, "tiny-llama-draft")}
+
+
+@pytest.fixture(scope="module")
+def pair_dirs(tmp_path_factory):
+    return write_tiny_pair(tmp_path_factory.mktemp("models"))
+
+
+def _profile(specs, pair_dirs, noise=0.01, seed=0):
+    """A profile as `calibrate` would leave it, with samples drawn around known costs (1% noise, 5 rounds)."""
+    grid = Grid(max_batch=16, max_context=1024, max_k=7, dummy_weights=True, seed=0)
+    profile = prof.new(status="measured", created="2026-11-30T12:00:00+00:00", hardware=HW,
+                       device={"gpu": None, "cpu": "Intel(R) Xeon(R) Processor @ 2.80GHz"}, vllm_version="0.32.0",
+                       settings=grid.settings(), target=_run(str(pair_dirs[0]), specs["target"], grid.points("target")),
+                       draft=_run(str(pair_dirs[1]), specs["draft"], grid.points("draft")))
+    rng = np.random.default_rng(seed)
+    for run, spec, cost in ((profile.target, specs["target"], CPU), (profile.draft, specs["draft"], DRAFT_CPU)):
+        run.chunk_tokens = 4096
+        times = predict(spec, cost, [point_of(m) for m in run.points], 4096)
+        for m, t in zip(run.points, times):
+            m.samples = list(t * rng.lognormal(0.0, noise, 5))
+    return profile
+
+
+@pytest.fixture
+def saved(specs, pair_dirs, tmp_path):
+    path = tmp_path / "cal.json"
+    fit_profile(_profile(specs, pair_dirs), specs, path)
+    return path
+
+
+def test_fit_of_a_stored_run_recovers_its_costs_and_is_saved_fitted(saved, specs):
+    profile = prof.load(saved)
+    assert profile.status == "fitted"
+    assert profile.target.fit.heldout_median_error < 0.02
+    target_cost, draft_cost, source = prof.costs_for(str(saved), specs["target"], specs["draft"], cpu_hw())
+    assert target_cost.bandwidth == pytest.approx(CPU.bandwidth, rel=0.1)
+    assert draft_cost.step_overhead == pytest.approx(DRAFT_CPU.step_overhead, rel=0.1)
+    assert "calibration" in source and "held-out median error" in source
+
+
+def cpu_hw():
+    from advisor.profiles import load_hardware
+
+    return load_hardware(HW)
+
+
+def test_raw_samples_survive_the_round_trip(saved):
+    raw = json.loads(saved.read_text())
+    assert raw["schema_version"] == prof.SCHEMA_VERSION
+    assert all(len(p["samples"]) == 5 for p in raw["target"]["points"])
+    assert raw["target"]["config"]["hidden_size"] == TINY_TARGET["hidden_size"]
+
+
+def test_too_noisy_to_fit_is_refused_but_the_raw_data_is_kept(specs, pair_dirs, tmp_path):
+    path = tmp_path / "noisy.json"
+    with pytest.raises(InputError, match="too noisy to fit.*raw data is kept"):
+        fit_profile(_profile(specs, pair_dirs, noise=0.6, seed=3), specs, path)
+    profile = prof.load(path)
+    assert profile.status == "unfit" and "held-out median error" in profile.note
+    assert all(len(m.samples) == 5 for m in profile.target.points)
+    with pytest.raises(InputError, match="has no fit"):
+        prof.costs_for(str(path), specs["target"], specs["draft"], cpu_hw())
+
+
+def test_explicit_profile_for_other_models_is_an_input_error(saved, specs, llama8b, llama1b):
+    with pytest.raises(InputError, match="architecture differs"):
+        prof.costs_for(str(saved), llama8b, specs["draft"], cpu_hw())
+    with pytest.raises(InputError, match="not Llama-3.2-1B"):
+        prof.costs_for(str(saved), specs["target"], llama1b, cpu_hw())
+
+
+@pytest.mark.parametrize("content, match", [("{", "not valid JSON"), ('{"kind": "x"}', "not a specadvisor"),
+                                            ('{"kind": "specadvisor-calibration", "schema_version": 99}', "version 99"),
+                                            ('{"kind": "specadvisor-calibration", "schema_version": 1}', "malformed")])
+def test_malformed_profiles_are_one_line_errors(tmp_path, content, match, specs):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(InputError, match=match):
+        prof.costs_for(str(path), specs["target"], None, cpu_hw())
+
+
+def test_auto_detection_matches_hardware_and_architecture(saved, specs, monkeypatch, rtx6000, tmp_path):
+    folder = tmp_path / "calibrations"
+    folder.mkdir()
+    (folder / "cal.json").write_text(saved.read_text())
+    (folder / "broken.json").write_text("{")  # a broken file must not break every recommend
+    monkeypatch.setattr(prof, "calibrations_dir", lambda: folder)
+    found = prof.costs_for(None, specs["target"], specs["draft"], cpu_hw())
+    assert found is not None and "matched automatically" in found[2]
+    assert prof.costs_for(None, specs["target"], None, cpu_hw())[1] is None  # ngram: target alone
+    assert prof.costs_for(None, specs["target"], specs["draft"], rtx6000) is None  # other hardware
+    assert prof.costs_for(None, specs["draft"], specs["target"], cpu_hw()) is None  # other models
+
+
+def test_recommend_uses_the_calibration_and_says_so(saved, pair_dirs, capsys):
+    code = main(["recommend", "--target", str(pair_dirs[0]), "--draft", str(pair_dirs[1]), "--gpu", HW,
+                 "--prompt-len", "256", "--out-len", "64", "--calibration", str(saved), "--format", "json"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["cost_source"].startswith("calibration ") and "cal.json" in out["cost_source"]
+
+
+def test_recommend_without_a_matching_calibration_stays_on_the_datasheet_and_does_not_load_pydantic():
+    code = ("import sys; from advisor.build import engine_costs; from advisor.profiles import load_model, "
+            "load_hardware; t, d, s = engine_costs(load_hardware('h100-sxm'), load_model('llama-3.1-8b-instruct'), "
+            "load_model('llama-3.2-1b-instruct'), None, 'bf16'); print(s.split()[0], 'pydantic' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["datasheet", "False"]
