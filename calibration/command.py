@@ -171,8 +171,8 @@ def summary(path: Path) -> str:
             continue
         f = run.fit
         lines.append(f"  {role} {run.name}: bandwidth {f.bandwidth / 1e9:.3g} GB/s, {f.flops / 1e12:.3g} TFLOP/s, "
-                     f"step {f.step_overhead * 1e3:.3g} ms + {f.seq_overhead * 1e3:.3g} ms/seq + "
-                     f"{f.token_overhead * 1e3:.3g} ms/token; held-out error median {100 * f.heldout_median_error:.1f}% "
+                     f"step {f.step_overhead * 1e3:.3g} ms (+{f.multi_token_overhead * 1e3:.3g} ms if q > 1) + "
+                     f"{f.seq_overhead * 1e3:.3g} ms/seq + {f.token_overhead * 1e3:.3g} ms/token; held-out error median {100 * f.heldout_median_error:.1f}% "
                      f"worst {100 * f.heldout_worst_error:.1f}%; {run.engine_seconds:.0f} s measuring")
     lines.append(f"use it: specadvisor recommend --target {profile.target.source} "
                  + (f"--draft {profile.draft.source} " if profile.draft else "") + f"--calibration {path} ...")

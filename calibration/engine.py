@@ -242,6 +242,9 @@ def _import_llm():
 def _start_failure(model: str, exc: Exception) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     lowered = text.lower()
-    if "out of memory" in lowered or "no available memory" in lowered or "cache blocks" in lowered:
-        return (f"vLLM ran out of memory starting {model} ({text[:200]}); lower --max-context, or free the GPU")
+    if "out of memory" in lowered or "no available memory" in lowered or "larger than the available kv cache" in lowered:
+        return f"vLLM ran out of memory starting {model} ({text[:200]}); lower --max-context, or free the device"
+    if "engine core initialization failed" in lowered:  # the cause was logged by the engine-core process above
+        return (f"vLLM's engine failed to start {model} (its error is printed above; out of memory is the usual "
+                "cause: lower --max-context or --max-batch, or free the device)")
     return f"vLLM failed to start {model}: {type(exc).__name__}: {text[:300]}"

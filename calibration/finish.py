@@ -42,7 +42,8 @@ def fit_profile(profile, specs: dict, path: Path | None = None) -> None:
         c = fit.cost
         run.fit = prof.schema().FittedCost(
             bandwidth=c.bandwidth, flops=c.flops, step_overhead=c.step_overhead, token_overhead=c.token_overhead,
-            seq_overhead=c.seq_overhead, weight_dtype=c.weight_dtype, admission_step=fit.admission[0],
+            seq_overhead=c.seq_overhead, multi_token_overhead=c.multi_token_overhead, weight_dtype=c.weight_dtype,
+            admission_step=fit.admission[0],
             admission_seq=fit.admission[1], train_median_error=fit.train_median_error,
             train_worst_error=fit.train_worst_error, heldout_median_error=fit.heldout_median_error,
             heldout_worst_error=fit.heldout_worst_error, outliers=[points[i].key for i in fit.outliers])

@@ -21,9 +21,9 @@ from .bench import Point, predict
 MAX_HELDOUT_MEDIAN_ERROR = 0.15  # refuse to save a fit that misses unseen shapes by more than this (median)
 LOSS_SCALE = 0.05  # residuals (log-ratios) beyond ~5% count linearly, not quadratically
 OUTLIER_FLOOR = 0.4  # a training point is only dropped as an outlier when the fit misses it by > e^0.4 - 1 ≈ 50%
-PARAMS = ("bandwidth", "flops", "step_overhead", "token_overhead", "seq_overhead")
-# x = [log bandwidth/GB/s, log flops/GFLOP/s, step ms, token µs, seq µs, admission ms, admission µs per sequence]
-SCALES = np.array([1.0, 1.0, 1e-3, 1e-6, 1e-6, 1e-3, 1e-6])
+PARAMS = ("bandwidth", "flops", "step_overhead", "token_overhead", "seq_overhead", "multi_token_overhead")
+# x = [log bandwidth/GB/s, log flops/GFLOP/s, step ms, token µs, seq µs, multi-token ms, admission ms, admission µs/seq]
+SCALES = np.array([1.0, 1.0, 1e-3, 1e-6, 1e-6, 1e-3, 1e-3, 1e-6])
 
 
 class FitError(ValueError):
@@ -50,7 +50,8 @@ class Fit:
 def _cost(x: np.ndarray, weight_dtype: str) -> EngineCost:
     v = x * SCALES  # rates in log space (positive, scale-free); overheads in ms/µs so every unknown is O(1)
     return EngineCost(bandwidth=float(np.exp(v[0])) * 1e9, flops=float(np.exp(v[1])) * 1e9, step_overhead=float(v[2]),
-                      token_overhead=float(v[3]), seq_overhead=float(v[4]), weight_dtype=weight_dtype)
+                      token_overhead=float(v[3]), seq_overhead=float(v[4]), multi_token_overhead=float(v[5]),
+                      weight_dtype=weight_dtype)
 
 
 def measured_time(model: ModelSpec, cost: EngineCost, admission: tuple[float, float], points: list[Point],
@@ -72,7 +73,7 @@ def _starts(model: ModelSpec, points: list[Point], times: np.ndarray, weight_dty
     bandwidth = float(model.weight_bytes_read(1, weight_dtype)) / fastest / 1e9
     biggest = int(np.argmax(tokens))
     flops = tokens[biggest] * float(model.flops_per_token(points[biggest].context)) / float(times[biggest]) / 1e9
-    return [np.array([np.log(bw), np.log(fl), share * fastest * 1e3, 1.0, 1.0, 0.0, 0.0])
+    return [np.array([np.log(bw), np.log(fl), share * fastest * 1e3, 1.0, 1.0, 0.0, 0.0, 0.0])
             for bw in (bandwidth, bandwidth * 4) for fl in (flops, flops * 4) for share in (0.2, 0.6)]
 
 
@@ -93,11 +94,11 @@ def fit_cost(model: ModelSpec, points: list[Point], times, heldout: list[bool], 
     from scipy.optimize import least_squares
 
     # Rates between 1 MB/s (MFLOP/s) and 1 PB/s (EFLOP/s): wide enough for any device, finite for exp().
-    lower, upper = [np.log(1e-3)] * 2 + [0.0] * 5, [np.log(1e6), np.log(1e9)] + [np.inf] * 5
+    lower, upper = [np.log(1e-3)] * 2 + [0.0] * 6, [np.log(1e6), np.log(1e9)] + [np.inf] * 6
 
     def model_at(x: np.ndarray, chosen: list[Point]) -> np.ndarray:
         v = x * SCALES
-        return measured_time(model, _cost(x, weight_dtype), (v[5], v[6]), chosen, chunk_tokens)
+        return measured_time(model, _cost(x, weight_dtype), (v[6], v[7]), chosen, chunk_tokens)
 
     def solve(use: np.ndarray, starts: list[np.ndarray]):
         chosen = [p for p, u in zip(points, use) if u]
@@ -119,7 +120,7 @@ def fit_cost(model: ModelSpec, points: list[Point], times, heldout: list[bool], 
     errors = model_at(best.x, points) / times - 1.0
     held, fitted = np.abs(errors[heldout]), np.abs(errors[train & ~outliers])
     v = best.x * SCALES
-    return Fit(cost=_cost(best.x, weight_dtype), admission=(float(v[5]), float(v[6])),
+    return Fit(cost=_cost(best.x, weight_dtype), admission=(float(v[6]), float(v[7])),
                train_median_error=float(np.median(fitted)), train_worst_error=float(fitted.max()),
                heldout_median_error=float(np.median(held)), heldout_worst_error=float(held.max()),
                errors=tuple(float(e) for e in errors), outliers=tuple(int(i) for i in np.flatnonzero(outliers)))

@@ -53,6 +53,7 @@ def schema() -> SimpleNamespace:
         step_overhead: float  # s
         token_overhead: float  # s
         seq_overhead: float  # s
+        multi_token_overhead: float = 0.0  # s, steps with q > 1 tokens per sequence
         weight_dtype: str
         admission_step: float = 0.0  # s a step admitting new requests pays on top (measurement-only, see fit.py)
         admission_seq: float = 0.0  # s per admitted sequence
@@ -161,12 +162,7 @@ def newest_fit_on(slug: str):
     found = max(_fitted_on(slug), default=None, key=lambda item: item[0])
     if found is None:
         return None
-    from advisor.costmodel import EngineCost
-
-    fit = found[2]["target"]["fit"]
-    cost = EngineCost(**{name: fit[name] for name in ("bandwidth", "flops", "step_overhead", "token_overhead",
-                                                      "seq_overhead", "weight_dtype")})
-    return cost, f"the fit in {found[1].name}"
+    return _cost(found[2]["target"]["fit"]), f"the fit in {found[1].name}"
 
 
 def costs_for(path: str | None, target, draft, hw):
@@ -191,8 +187,8 @@ def costs_for(path: str | None, target, draft, hw):
         measured = profile.draft.name if profile.draft is not None else "no draft"
         raise InputError(f"calibration profile {path} was measured with {measured}, not {draft.name}: "
                          "calibrate this pair, or drop --calibration")
-    target_cost = _cost(profile.target.fit)
-    draft_cost = _cost(profile.draft.fit) if draft is not None else None
+    target_cost = _cost(profile.target.fit.model_dump())
+    draft_cost = _cost(profile.draft.fit.model_dump()) if draft is not None else None
     worst = max([profile.target.fit.heldout_median_error]
                 + ([profile.draft.fit.heldout_median_error] if draft is not None else []))
     where = profile.device.get("gpu") or profile.device.get("cpu") or profile.hardware
@@ -204,11 +200,13 @@ def costs_for(path: str | None, target, draft, hw):
     return target_cost, draft_cost, source
 
 
-def _cost(fit):
+def _cost(fit: dict):
+    """The EngineCost a stored fit describes (the admission cost is a property of the benchmark, not kept)."""
     from advisor.costmodel import EngineCost
 
-    return EngineCost(bandwidth=fit.bandwidth, flops=fit.flops, step_overhead=fit.step_overhead,
-                      token_overhead=fit.token_overhead, seq_overhead=fit.seq_overhead, weight_dtype=fit.weight_dtype)
+    names = ("bandwidth", "flops", "step_overhead", "token_overhead", "seq_overhead", "multi_token_overhead",
+             "weight_dtype")
+    return EngineCost(**{name: fit[name] for name in names if name in fit})
 
 
 def _shown(path: str | Path) -> str:

@@ -136,3 +136,4 @@ def test_recommend_without_a_matching_calibration_stays_on_the_datasheet_and_doe
             "load_model('llama-3.2-1b-instruct'), None, 'bf16'); print(s.split()[0], 'pydantic' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["datasheet", "False"]
+
