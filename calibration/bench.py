@@ -155,7 +155,7 @@ def summary(samples: list[float]) -> tuple[float, float]:
 def system_info() -> dict:
     """What the timings were measured on: the GPU (via NVML when present) or the CPU."""
     info = {"platform": platform.platform(), "python": platform.python_version(), "cpu": _cpu_model(),
-            "cpu_count": os.cpu_count()}
+            "cpu_count": os.cpu_count(), "load_average_1m": os.getloadavg()[0]}  # others' load skews timings
     try:
         import pynvml
 

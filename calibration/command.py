@@ -165,15 +165,36 @@ def summary(path: Path) -> str:
     from . import profile as prof
 
     profile = prof.load(path)
+    path = prof.shown(path)
     lines = [f"calibration saved to {path}"]
     for role, run in (("target", profile.target), ("draft", profile.draft)):
         if run is None or run.fit is None:
             continue
         f = run.fit
-        lines.append(f"  {role} {run.name}: bandwidth {f.bandwidth / 1e9:.3g} GB/s, {f.flops / 1e12:.3g} TFLOP/s, "
+        lines.append(f"  {role} {run.name}: bandwidth {f.bandwidth / 1e9:.3g} GB/s, {_compute(run)}, "
                      f"step {f.step_overhead * 1e3:.3g} ms (+{f.multi_token_overhead * 1e3:.3g} ms if q > 1) + "
-                     f"{f.seq_overhead * 1e3:.3g} ms/seq + {f.token_overhead * 1e3:.3g} ms/token; held-out error median {100 * f.heldout_median_error:.1f}% "
-                     f"worst {100 * f.heldout_worst_error:.1f}%; {run.engine_seconds:.0f} s measuring")
+                     f"{f.seq_overhead * 1e3:.3g} ms/seq + {f.token_overhead * 1e3:.3g} ms/token; held-out error "
+                     f"median {100 * f.heldout_median_error:.1f}% worst {100 * f.heldout_worst_error:.1f}%; "
+                     f"{run.engine_seconds:.0f} s measuring")
     lines.append(f"use it: specadvisor recommend --target {profile.target.source} "
                  + (f"--draft {profile.draft.source} " if profile.draft else "") + f"--calibration {path} ...")
     return "\n".join(lines)
+
+
+def _compute(run) -> str:
+    """The FLOP rate, or a note when no measured step was compute-bound (then any rate above some bound fits
+    equally and the per-token time sits in token_overhead)."""
+    from dataclasses import replace
+
+    from advisor.modelspec import spec_from_config
+
+    from . import profile as prof
+    from .bench import predict
+    from .runner import point_of
+
+    spec, cost = spec_from_config(run.config, run.name), prof._cost(run.fit.model_dump())
+    points = [point_of(m) for m in run.points]
+    unbound = replace(cost, flops=cost.flops * 1e6)
+    if (predict(spec, cost, points, run.chunk_tokens) == predict(spec, unbound, points, run.chunk_tokens)).all():
+        return "compute roof not reached in any measured step"
+    return f"{cost.flops / 1e12:.3g} TFLOP/s"

@@ -192,7 +192,7 @@ def costs_for(path: str | None, target, draft, hw):
     worst = max([profile.target.fit.heldout_median_error]
                 + ([profile.draft.fit.heldout_median_error] if draft is not None else []))
     where = profile.device.get("gpu") or profile.device.get("cpu") or profile.hardware
-    source = (f"calibration {_shown(path)} ({'matched automatically; ' if auto else ''}measured "
+    source = (f"calibration {shown(path)} ({'matched automatically; ' if auto else ''}measured "
               f"{profile.created[:10]} on {where} with vLLM {profile.vllm_version}, held-out median error "
               f"{100 * worst:.1f}%)")
     if profile.hardware != hw.slug:
@@ -209,7 +209,7 @@ def _cost(fit: dict):
     return EngineCost(**{name: fit[name] for name in names if name in fit})
 
 
-def _shown(path: str | Path) -> str:
+def shown(path: str | Path) -> str:
     """The path relative to the working directory when it is inside it (as in profiles/calibrations/x.json)."""
     path = Path(path).resolve()
     try:

@@ -137,3 +137,10 @@ def test_recommend_without_a_matching_calibration_stays_on_the_datasheet_and_doe
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["datasheet", "False"]
 
+
+def test_the_shipped_cpu_calibration_is_found_for_the_tiny_pair_on_its_hardware(capsys):
+    code = main(["recommend", "--target", "tiny-llama-target", "--draft", "tiny-llama-draft", "--gpu", HW,
+                 "--prompt-len", "256", "--out-len", "64", "--format", "json"])
+    assert code == 0
+    source = json.loads(capsys.readouterr().out)["cost_source"]
+    assert "profiles/calibrations/" in source and "matched automatically" in source
