@@ -137,7 +137,7 @@ def measure(
     max_tokens: int = typer.Option(128, help="Tokens generated per prompt."),
     prompt_lookup_min: int = typer.Option(5, help="--method ngram: vLLM's prompt_lookup_min."),
     prompt_lookup_max: int = typer.Option(5, help="--method ngram: vLLM's prompt_lookup_max."),
-    max_model_len: Optional[int] = typer.Option(None, help="Default: longest prompt + max tokens + k + 1."),
+    max_model_len: Optional[int] = typer.Option(None, help="Default: longest prompt + max tokens + 2k + 2."),
     on_error: OnError = typer.Option(OnError.stop, help="A bad line: stop (default) or skip it and go on."),
     save: Optional[str] = typer.Option(None, help=SAVE_HELP),
     format: OutFormat = typer.Option(OutFormat.text, "--format", help="text or json."),

@@ -9,15 +9,14 @@ is the shared calibration.engine layer; prompts are token ids, or text tokenized
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from advisor import records
 from advisor.errors import InputError
+from advisor.metrics import ACCEPTED, DRAFT_TOKENS, DRAFTS, PER_POS
 from advisor.posterior import Counts
-
-DRAFTS, DRAFT_TOKENS, ACCEPTED, PER_POS = (f"vllm:spec_decode_{n}" for n in (
-    "num_drafts", "num_draft_tokens", "num_accepted_tokens", "num_accepted_tokens_per_pos"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +29,7 @@ class MeasureConfig:
     max_tokens: int = 128  # tokens generated per prompt (EOS ignored, so every prompt runs the full length)
     prompt_lookup_min: int = 5  # n-gram only: vLLM's prompt_lookup_min
     prompt_lookup_max: int = 5  # n-gram only: vLLM's prompt_lookup_max
-    max_model_len: int | None = None  # default: the longest prompt + max_tokens + k + 1 (nothing is cut short)
+    max_model_len: int | None = None  # default: longest prompt + max_tokens + 2k + 2 (see `measure`)
     seed: int = 0  # sampling seed of the first prompt (prompt i uses seed + i)
 
     def __post_init__(self) -> None:
@@ -138,8 +137,12 @@ def measure(cfg: MeasureConfig, prompts_path: str, on_error: str = "stop") -> Me
     if cfg.draft is not None:
         _model_dir(cfg.draft, "--draft")
     prompts, skipped = load_prompts(prompts_path, target, on_error)
+    # vLLM stops drafting (drafts zeros) once the last step's sequence + k passes max_model_len; the last step
+    # can reach prompt + max_tokens - 2 + k, so 2k + 2 of headroom keeps every counted draft a real one.
     longest = max(len(ids) for _, ids in prompts)
-    max_model_len = cfg.max_model_len or longest + cfg.max_tokens + cfg.k + 1
+    max_model_len = cfg.max_model_len or longest + cfg.max_tokens + 2 * cfg.k + 2
+    # JSON on stdout must stay JSON: vLLM logs to stdout unless told otherwise (read when vLLM is first imported)
+    os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
     # Prompts arrive as token ids and outputs stay ids, so vLLM needs no tokenizer (test pairs have none).
     with open_engine(target, speculative_config=cfg.speculative_config(), max_model_len=max_model_len,
                      seed=cfg.seed, skip_tokenizer_init=True) as engine:
