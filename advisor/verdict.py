@@ -48,8 +48,7 @@ def checks(a: "Advice") -> list[Check]:
     cb = a.critical_batch
     if cb is None:
         conc = Check("concurrency", True, f"batch {s.batch}: decoding still gains at every batch that fits in "
-                     f"memory (up to {max(m.max_concurrency_spec, s.batch)}); at this context KV reads keep the "
-                     "verification step memory-bound (MagicDec)")
+                     f"memory (up to {max(m.max_concurrency_spec, s.batch)}), so concurrency does not rule it out")
     else:
         conc = Check("concurrency", s.batch <= cb, f"batch {s.batch} vs critical batch {cb}: above it the "
                      "verification step turns compute-bound and speculation costs more than it saves")
