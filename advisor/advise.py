@@ -141,7 +141,10 @@ def advise(s: Scenario) -> Advice:
     if s.k is not None:
         best_k = s.k
     else:
-        candidates = np.where(holds_batch & (ks > 0), e2e, -np.inf)
+        # A measured per-position vector says nothing certain past its last position (n-gram runs often accept
+        # every draft they made, which would extrapolate to ever-longer k): choose only among measured k.
+        measured = ks <= len(acc.per_position) if acc.per_position is not None else True
+        candidates = np.where(holds_batch & (ks > 0) & measured, e2e, -np.inf)
         best_k = int(candidates.argmax()) if candidates.max() > 1.0 else 0
 
     shown_k = best_k or 1

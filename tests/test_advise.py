@@ -77,3 +77,10 @@ def test_ngram_and_eagle_methods_work():
     eagle = run(method="eagle", prompt_len=1000, out_len=500)
     assert eagle.scenario.setup.draft.kind == "eagle_head"
     assert eagle.memory.draft_weights < 1e9
+
+
+def test_measured_per_position_limits_the_k_search_to_measured_positions():
+    # conditional rate 1.0 after position 2 would extrapolate to ever-growing E; only k <= 3 was measured
+    a = run(prompt_len=2000, out_len=400, method="ngram", acceptance=AcceptanceInput(per_position="0.6,0.5,0.5"))
+    assert 1 <= a.best_k <= 3
+    assert a.e2e_speedup[16] > a.e2e_speedup[3]  # the table still shows the extrapolation
