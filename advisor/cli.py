@@ -92,6 +92,43 @@ def review(
         typer.echo(line)
 
 
+@app.command("make-test-pair")
+def make_test_pair(
+    out: str = typer.Option(..., "--out", help="Folder for target/ and draft/ (safetensors + config.json)."),
+    scale: float = typer.Option(..., help="Residual-branch scale of the target: 0.01 -> acceptance ~0.9, 0.4 -> ~0.1."),
+    draft_layers: int = typer.Option(1, help="The draft is the target's first N layers (8 = an exact copy)."),
+    seed: int = typer.Option(0, help="Weight seed (the same seed gives the same bytes)."),
+) -> None:
+    """Write a tiny Llama target/draft pair with generated weights and a dialled acceptance rate."""
+    from calibration.testpair import PairSpec, make_pair
+
+    pair = make_pair(out, PairSpec(scale=scale, draft_layers=draft_layers, seed=seed))
+    typer.echo(f"target {pair.target_dir}\ndraft  {pair.draft_dir}")
+
+
+@app.command()
+def validate(
+    out: str = typer.Option("validation", "--out", help="Folder for validation.json, validation.md and the plots."),
+    scales: str = typer.Option("0.4,0.1,0.02,0.01", help="Test-pair residual scales (one acceptance level each)."),
+    ks: str = typer.Option("1,2,3,5", help="Draft lengths."),
+    batches: str = typer.Option("1,4,16", help="Batch sizes."),
+    prompt_lens: str = typer.Option("32,128", help="Prompt lengths, tokens."),
+    out_lens: str = typer.Option("64", help="Output lengths, tokens."),
+    temperatures: str = typer.Option("0", help="Sampling temperatures (0: greedy)."),
+    ngram: bool = typer.Option(True, help="Also validate the n-gram proposer."),
+    calibration: Optional[str] = typer.Option(None, help="Calibration profile of the test pair (default: a matching "
+                                              "one in profiles/calibrations)."),
+    from_json: Optional[str] = typer.Option(None, help="Re-analyse the measurements in this validation.json."),
+) -> None:
+    """Run baseline and speculative vLLM engines over a grid and compare the advisor's predictions with them."""
+    from calibration.validate_write import validate_command
+
+    for line in validate_command(out=out, scales=scales, ks=ks, batches=batches, prompt_lens=prompt_lens,
+                                 out_lens=out_lens, temperatures=temperatures, ngram=ngram, calibration=calibration,
+                                 from_json=from_json):
+        typer.echo(line)
+
+
 def _calibrate_command():
     """`calibrate` is defined in calibration/command.py (typer only at import; vLLM and scipy load when it runs)."""
     from calibration.command import calibrate

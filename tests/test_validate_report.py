@@ -1,0 +1,151 @@
+"""The validation's arithmetic without an engine: measured runs built from the model itself must come out with zero
+error and the right decisions; perturbed ones with exactly the error put in; failed points stay out of the stats."""
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from advisor.costmodel import EngineCost
+from advisor.modelspec import spec_from_config
+from advisor.speculative import request_times
+from calibration.testpair import TinyLlama, hf_config
+from calibration.validate import Grid, Run
+from calibration.validate_report import (DECISION_TOLERANCE, Costs, compare, decisions, summarize,
+                                         tokens_per_step_at)
+
+ARCH = TinyLlama()
+COST = EngineCost(bandwidth=5e9, flops=4e11, step_overhead=0.01, token_overhead=2e-5, seq_overhead=1e-4)
+DRAFT_COST = EngineCost(bandwidth=5e9, flops=4e11, step_overhead=0.002, token_overhead=2e-5, seq_overhead=1e-4)
+
+
+@pytest.fixture(scope="module")
+def costs():
+    return Costs(target=spec_from_config(hf_config(ARCH, 8), "t"), draft=spec_from_config(hf_config(ARCH, 1), "d"),
+                 target_cost=COST, draft_cost=DRAFT_COST, source="synthetic", spec_overhead=0.002)
+
+
+def synthetic_runs(costs, alpha: float, ks=(1, 2, 4), batch=4, prompt=32, out=65, slowdown=None) -> list[Run]:
+    """Runs whose timings are the model's own prediction, with counters of i.i.d. acceptance α (per-position
+    counts drafts·α^(i+1), so tokens per step is Leviathan's E); `slowdown` multiplies one k's TPOT."""
+    base_t = request_times(costs.setup("draft_model"), 1.0, 0, batch, prompt, out)
+    runs = [Run("baseline", None, 0, batch, prompt, out, tokens=out, tpot_s=float(base_t.tpot_baseline),
+                e2e_s=float(base_t.e2e_baseline), ttft_s=float(base_t.prefill),
+                throughput_tps=batch * out / float(base_t.e2e_baseline))]
+    for k in ks:
+        per_pos = alpha ** np.arange(1, k + 1)
+        steps = round(batch * (out - 1) / (1.0 + per_pos.sum()))
+        counted = Run("draft_model", 0.1, k, batch, prompt, out, tokens=out, drafts=steps, draft_tokens=steps * k,
+                      accepted=batch * (out - 1) - steps, per_position=tuple(round(steps * p) for p in per_pos))
+        t = request_times(costs.setup("draft_model"), counted.tokens_per_step, k, batch, prompt, out)
+        tpot = float(t.tpot_spec) * (slowdown[1] if slowdown and slowdown[0] == k else 1.0)
+        runs.append(replace(counted, tpot_s=tpot, e2e_s=float(t.e2e_spec) + (tpot - float(t.tpot_spec)) * (out - 1),
+                            ttft_s=float(t.prefill), throughput_tps=batch * out / float(t.e2e_spec)))
+    return runs
+
+
+def test_model_generated_runs_have_no_error_and_agree(costs):
+    runs = synthetic_runs(costs, 0.8)
+    rows = compare(runs, costs)
+    assert len(rows) == 3
+    for r in rows:
+        assert r["tpot_error"] == pytest.approx(0.0, abs=1e-12)
+        assert r["e2e_error"] == pytest.approx(0.0, abs=1e-12)
+    decided = decisions(runs, rows, costs)
+    assert len(decided) == 1 and decided[0]["chosen_ok"] and decided[0]["chosen_k"] == decided[0]["fastest_k"]
+    s = summarize(rows, decided)
+    assert s["verdict_agreement"] == 1.0 and s["k_choice_agreement"] == 1.0
+    assert s["tpot_median_abs_error"] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_error_is_prediction_over_measurement(costs):
+    runs = synthetic_runs(costs, 0.8, slowdown=(2, 1.25))
+    row = next(r for r in compare(runs, costs) if r["k"] == 2)
+    assert row["measured_tpot"] == pytest.approx(row["predicted_tpot"] / 1.25, rel=1e-12)
+    assert row["tpot_error"] == pytest.approx(0.25, rel=1e-12)
+
+
+def test_decision_tolerance_and_verdict(costs):
+    # Make the advisor's favourite k measure 2% slower than the next best: still within the 3% tolerance.
+    runs = synthetic_runs(costs, 0.9)
+    rows = compare(runs, costs)
+    favourite = decisions(runs, rows, costs)[0]["chosen_k"]
+    speeds = {r["k"]: r["measured_e2e"] for r in rows}
+    runner_up = max(v for k, v in speeds.items() if k != favourite)
+    factor = speeds[favourite] / (runner_up * (1 - DECISION_TOLERANCE / 1.5))
+    slowed = synthetic_runs(costs, 0.9, slowdown=(favourite, factor))
+    d = decisions(slowed, compare(slowed, costs), costs)[0]
+    assert d["fastest_k"] != favourite and d["chosen_ok"]
+    # At α = 0 nothing pays: the advisor says k = 0, and so does the measurement.
+    none = synthetic_runs(costs, 0.0)
+    d = decisions(none, compare(none, costs), costs)[0]
+    assert d["chosen_k"] == 0 and not d["predicted_pays"] and not d["measured_pays"]
+
+
+def test_failed_points_are_kept_out_of_the_statistics(costs):
+    runs = synthetic_runs(costs, 0.8)
+    runs[2] = replace(runs[2], error="returned 10 of 65 tokens")
+    rows = compare(runs, costs)
+    s = summarize(rows, decisions(runs, rows, costs))
+    assert s["failed_points"] == 1 and s["measured_points"] == 2
+    # a missing baseline voids the speculative points of that shape
+    rows = compare(runs[1:], costs)
+    assert all(r["error"] == "baseline missing" for r in rows if r["error"] != "returned 10 of 65 tokens")
+
+
+def test_tokens_per_step_counts_steps_without_drafts():
+    # n-gram: 100 decode tokens, 60 steps of which only 30 carried drafts that got 40 tokens accepted.
+    run = Run("ngram", None, 2, 1, 32, 101, tokens=101, drafts=30, draft_tokens=60, accepted=40, per_position=(25, 15))
+    assert run.tokens_per_step == pytest.approx(100 / 60)
+    f = 30 / 60
+    assert tokens_per_step_at(run, [0, 1, 2]) == pytest.approx([1.0, 1 + f * 25 / 30, 1 + f * 40 / 30])
+    assert tokens_per_step_at(run, [2])[0] == pytest.approx(run.tokens_per_step)
+
+
+def test_empty_grid_is_one_clear_error(tmp_path, capsys):
+    from advisor.cli import main
+
+    assert main(["validate", "--out", str(tmp_path), "--ks", ""]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("specadvisor: error: the validation grid is empty") and "ks" in err and "\n" not in err
+    with pytest.raises(Exception, match="empty"):
+        Grid(scales=(), ks=(1,), batches=(1,), prompt_lens=(8,), out_lens=(8,))
+
+
+def test_report_files_from_synthetic_runs(costs, tmp_path):
+    from calibration.validate_write import read_measurements, write_report
+
+    grid = Grid(scales=(0.1,), ks=(1, 2, 4), batches=(4,), prompt_lens=(32,), out_lens=(65,), ngram=False)
+    runs = synthetic_runs(costs, 0.7)
+    written = write_report(tmp_path, grid, runs, costs, {"measured": "now"})
+    assert sorted(p.rsplit("/", 1)[1] for p in written) == ["predicted-vs-measured.png", "speedup-vs-alpha.png",
+                                                              "validation.json", "validation.md"]
+    doc = json.loads((tmp_path / "validation.json").read_text())
+    assert doc["summary"]["measured_points"] == 3 and len(doc["runs"]) == 4
+    assert "| median abs error, TPOT speedup |" in (tmp_path / "validation.md").read_text()
+    again_grid, again, _ = read_measurements(str(tmp_path / "validation.json"))
+    assert again_grid == grid and again.runs == runs
+
+
+def test_speculative_bookkeeping_is_measured_from_the_ngram_engine(costs):
+    """n-gram steps that found no match cost a decode step plus the bookkeeping: the fit recovers a + b·B exactly,
+    and those calibration points stay out of the statistics."""
+    from calibration.validate_report import spec_overheads
+
+    a, b = 0.003, 4e-4
+    runs = []
+    for batch in (1, 4, 16):
+        base = synthetic_runs(costs, 0.8, ks=(), batch=batch)[0]
+        setup = replace(costs, spec_overhead=0.0).setup("ngram", 1e-6)
+        lookup = float(setup.iteration_time(1, batch, base.prompt_len + base.out_len / 2)
+                       - setup.decode_step(batch, base.prompt_len + base.out_len / 2))
+        runs += [base, Run("ngram", None, 1, batch, base.prompt_len, base.out_len, tokens=base.tokens,
+                           tpot_s=base.tpot_s + lookup + a + b * batch, e2e_s=base.e2e_s, ttft_s=base.ttft_s,
+                           per_position=(0,))]
+    fitted = spec_overheads(runs, costs)
+    assert fitted.spec_overhead == pytest.approx(a, rel=1e-6)
+    assert fitted.spec_seq_overhead == pytest.approx(b, rel=1e-6)
+    rows = compare(runs, fitted)
+    assert all(r["calibration"] for r in rows)
+    assert summarize(rows, [])["measured_points"] == 0
