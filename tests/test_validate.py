@@ -58,11 +58,13 @@ def test_four_acceptance_levels_ordered_by_the_residual_scale(measured):
         rate.setdefault((r.scale, r.temperature), []).append(r.accepted / r.draft_tokens)
     mean = {key: sum(v) / len(v) for key, v in rate.items()}
     assert len(mean) == 4, mean
-    for t in GRID.temperatures:  # a quieter target (smaller scale) is easier for its first layer to predict
-        assert mean[(0.02, t)] > mean[(0.2, t)], mean
-    # greedy: ~0.2 against ~0.8 (calibration.testpair.LEVELS); sampling at T = 1 lowers both (~0.07, ~0.18)
+    # Greedy, a quieter target (smaller scale) is far easier for its first layer to predict: ~0.3 against ~0.85
+    # (calibration.testpair.LEVELS).
     assert mean[(0.02, 0.0)] > mean[(0.2, 0.0)] + 0.3, mean
-    assert mean[(0.02, 0.0)] > mean[(0.02, 1.0)], mean
+    # Sampling at T = 1 lowers both pairs to near the floor. Which of the two is higher there is within the sampling
+    # noise of this small grid (0.07 vs 0.18 in one run, 0.10 vs 0.06 in another), so only the drop is asserted.
+    for scale in (0.2, 0.02):
+        assert mean[(scale, 1.0)] < mean[(scale, 0.0)], mean
 
 
 def test_timings_come_from_one_clock(measured):
