@@ -12,7 +12,7 @@ from .errors import InputError
 from .hardware import Hardware
 from .localgpu import resolve_gpu
 from .modelspec import ModelSpec
-from .profiles import load_hardware, load_model, names
+from .profiles import load_hardware, load_model, names, slug
 from .speculative import METHODS, Setup
 
 DEFAULT_TARGET = "llama-3.1-8b-instruct"
@@ -98,7 +98,7 @@ def default_draft(target: ModelSpec, method: str) -> str | None:
         candidate = load_model(name)
         if candidate.family != target.family or candidate.vocab_size != target.vocab_size:
             continue
-        if method == "eagle" and candidate.kind == "eagle_head" and _eagle_target(name) == _slug(target.name):
+        if method == "eagle" and candidate.kind == "eagle_head" and slug(candidate.trained_for) == slug(target.name):
             return name
         if method == "draft_model" and candidate.kind == "model" and candidate.total_params * 8 <= target.total_params:
             if best is None or candidate.total_params > best[0]:
@@ -107,19 +107,6 @@ def default_draft(target: ModelSpec, method: str) -> str | None:
         raise InputError(f"no {'EAGLE head' if method == 'eagle' else 'draft model'} profile matches "
                          f"{target.name}: pass --draft NAME|DIR")
     return best[1]
-
-
-def _slug(text: str) -> str:
-    return text.strip().lower()
-
-
-def _eagle_target(name: str) -> str:
-    import json
-
-    from .profiles import profiles_dir
-
-    meta = json.loads((profiles_dir() / "models" / f"{name}.json").read_text()).get("_specadvisor", {})
-    return _slug(meta.get("target", ""))
 
 
 def check_pair(target: ModelSpec, draft: ModelSpec | None, method: str, tp: int) -> None:

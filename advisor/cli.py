@@ -116,6 +116,8 @@ def validate(
     out_lens: str = typer.Option("64", help="Output lengths, tokens."),
     temperatures: str = typer.Option("0", help="Sampling temperatures (0: greedy)."),
     ngram: bool = typer.Option(True, help="Also validate the n-gram proposer."),
+    passes: int = typer.Option(1, help="Run the whole grid this many times on fresh engines; each point takes its "
+                               "median (3 on a shared CPU, whose engine instances differ by 10-20%)."),
     calibration: Optional[str] = typer.Option(None, help="Calibration profile of the test pair (default: a matching "
                                               "one in profiles/calibrations)."),
     from_json: Optional[str] = typer.Option(None, help="Re-analyse the measurements in this validation.json."),
@@ -124,8 +126,8 @@ def validate(
     from calibration.validate_write import validate_command
 
     for line in validate_command(out=out, scales=scales, ks=ks, batches=batches, prompt_lens=prompt_lens,
-                                 out_lens=out_lens, temperatures=temperatures, ngram=ngram, calibration=calibration,
-                                 from_json=from_json):
+                                 out_lens=out_lens, temperatures=temperatures, ngram=ngram, passes=passes,
+                                 calibration=calibration, from_json=from_json):
         typer.echo(line)
 
 

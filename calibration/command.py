@@ -172,7 +172,7 @@ def summary(path: Path) -> str:
             continue
         f = run.fit
         lines.append(f"  {role} {run.name}: bandwidth {f.bandwidth / 1e9:.3g} GB/s, {_compute(run)}, "
-                     f"step {f.step_overhead * 1e3:.3g} ms (+{f.multi_token_overhead * 1e3:.3g} ms if q > 1) + "
+                     f"step {f.step_overhead * 1e3:.3g} ms (+{f.multi_token_overhead * 1e3:.3g} ms if N > 1) + "
                      f"{f.seq_overhead * 1e3:.3g} ms/seq + {f.token_overhead * 1e3:.3g} ms/token; held-out error "
                      f"median {100 * f.heldout_median_error:.1f}% worst {100 * f.heldout_worst_error:.1f}%; "
                      f"{run.engine_seconds:.0f} s measuring")

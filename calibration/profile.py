@@ -53,7 +53,7 @@ def schema() -> SimpleNamespace:
         step_overhead: float  # s
         token_overhead: float  # s
         seq_overhead: float  # s
-        multi_token_overhead: float = 0.0  # s, steps with q > 1 tokens per sequence
+        multi_token_overhead: float = 0.0  # s, steps that carry more than one token (GEMM, not GEMV)
         weight_dtype: str
         admission_step: float = 0.0  # s a step admitting new requests pays on top (measurement-only, see fit.py)
         admission_seq: float = 0.0  # s per admitted sequence

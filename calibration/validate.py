@@ -8,6 +8,9 @@ around the point), times from the engine core's monotonic clock (`calibration.en
 each the median over the batch's requests; throughput = all output tokens / (last finish − first schedule).
 Timings do not depend on weight values, so the baseline engine (the first pair's target) serves every pair; it
 runs first and last, to average out and expose drift in the machine's speed.
+On a shared 2-vCPU machine one engine instance can run 10-20% faster or slower than the next for a minute (an
+n-gram engine that never drafted measured 1.21x the baseline), so `passes` runs the whole engine list again, in
+reverse order every other pass, and the report takes each point's median over passes.
 A point that fails (engine crash, fewer tokens than asked) is recorded with its reason and the run goes on.
 """
 
@@ -42,6 +45,7 @@ class Grid:
     seed: int = 0  # weights, prompts and sampling seeds
     temperatures: tuple[float, ...] = (0.0,)  # sampling temperatures (0: greedy); acceptance falls with sampling
     baseline_twice: bool = True  # run the baseline again at the end: exposes drift in the machine's speed
+    passes: int = 1  # times the whole engine list runs (fresh engines each time); points take the median
 
     def __post_init__(self) -> None:
         names = ("scales", "ks", "batches", "prompt_lens", "out_lens", "temperatures")
@@ -50,6 +54,8 @@ class Grid:
             raise InputError(f"the validation grid is empty: give at least one value for {', '.join(empty)}")
         if min(self.ks) < 1 or min(self.batches) < 1 or min(self.prompt_lens) < 1 or min(self.out_lens) < 2:
             raise InputError("grid values must be positive (k, batch, prompt length >= 1; output length >= 2)")
+        if self.passes < 1:
+            raise InputError(f"--passes must be at least 1, got {self.passes}")
 
     def shapes(self) -> list[tuple[int, int, int, float]]:
         """(batch, prompt length, output length, temperature): one generate call each."""
@@ -86,6 +92,7 @@ class Run:
     accepted: int = 0  # draft tokens accepted
     per_position: tuple[int, ...] = ()  # steps whose first i+1 drafts were accepted
     error: str | None = None  # why this point has no (trustworthy) measurement
+    pass_index: int = 0  # which pass over the engine list measured it (Grid.passes)
 
     @property
     def ok(self) -> bool:
@@ -179,24 +186,31 @@ def run_grid(grid: Grid, workdir: str | Path | None = None, opener: Callable | N
         out.pairs[scale] = make_pair(root / f"scale-{scale:g}", PairSpec(scale=scale, draft_layers=grid.draft_layers,
                                                                          seed=grid.seed))
     first = out.pairs[grid.scales[0]]
-    for method, scale, k in grid.engines():
-        pair = out.pairs[scale] if scale is not None else first
-        label = f"{method}" + (f" scale {scale:g}" if scale is not None else "") + (f" k={k}" if k else "")
-        progress(f"starting {label}")
-        try:
-            engine = opener(pair.target_dir, spec_config(method, pair, k))
-        except Exception as exc:  # a failed start voids this engine's points, not the run
-            out.runs += [Run(method, scale, k, *shape, error=f"engine failed to start: {_one_line(exc)}")
-                         for shape in grid.shapes()]
-            continue
-        try:
-            if method == "baseline" and not out.engine:
-                out.engine = {"args": {a: str(v) for a, v in engine.engine_args.items()}, "dtype": engine.dtype,
-                              "vllm": engine.vllm_version}
-            out.runs += measure_engine(engine, method, scale, k, grid, grid_vocab(pair), progress=progress)
-        finally:
-            engine.close()
+    engines = grid.engines()
+    for pass_index in range(grid.passes):
+        for method, scale, k in engines if pass_index % 2 == 0 else engines[::-1]:
+            pair = out.pairs[scale] if scale is not None else first
+            out.runs += _measure_engine(opener, pair, method, scale, k, grid, out, progress, pass_index)
     return out
+
+
+def _measure_engine(opener: Callable, pair: TestPair, method: str, scale: float | None, k: int, grid: Grid,
+                    out: Measured, progress: Callable[[str], None], pass_index: int) -> list[Run]:
+    label = f"{method}" + (f" scale {scale:g}" if scale is not None else "") + (f" k={k}" if k else "")
+    progress(f"starting {label}" + (f" (pass {pass_index + 1} of {grid.passes})" if grid.passes > 1 else ""))
+    try:
+        engine = opener(pair.target_dir, spec_config(method, pair, k))
+    except Exception as exc:  # a failed start voids this engine's points, not the run
+        return [Run(method, scale, k, *shape, error=f"engine failed to start: {_one_line(exc)}",
+                    pass_index=pass_index) for shape in grid.shapes()]
+    try:
+        if method == "baseline" and not out.engine:
+            out.engine = {"args": {a: str(v) for a, v in engine.engine_args.items()}, "dtype": engine.dtype,
+                          "vllm": engine.vllm_version}
+        runs = measure_engine(engine, method, scale, k, grid, grid_vocab(pair), progress=progress)
+    finally:
+        engine.close()
+    return [_replace(r, pass_index=pass_index) for r in runs]
 
 
 def measure_engine(engine, method: str, scale: float | None, k: int, grid: Grid, vocab: int,

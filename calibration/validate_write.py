@@ -16,7 +16,7 @@ from pathlib import Path
 from advisor.errors import InputError
 
 from .validate import Grid, Measured, Run, run_grid
-from .validate_report import Costs, compare, decisions, spec_overheads, summarize
+from .validate_report import Costs, analyse
 
 REPORT_VERSION = 1
 
@@ -54,9 +54,8 @@ def load_costs(calibration: str | None, target_dir: Path, draft_dir: Path) -> Co
 
 
 def validate_command(*, out: str, scales: str, ks: str, batches: str, prompt_lens: str, out_lens: str,
-                     temperatures: str, ngram: bool, calibration: str | None, from_json: str | None) -> list[str]:
-    from .testpair import PairSpec, make_pair
-
+                     temperatures: str, ngram: bool, calibration: str | None, from_json: str | None,
+                     passes: int = 1) -> list[str]:
     out_dir = Path(out)
     if from_json is not None:
         grid, measured, meta = read_measurements(from_json)
@@ -64,7 +63,7 @@ def validate_command(*, out: str, scales: str, ks: str, batches: str, prompt_len
         grid = Grid(scales=parse_list(scales, "--scales", float), ks=parse_list(ks, "--ks"),
                     batches=parse_list(batches, "--batches"), prompt_lens=parse_list(prompt_lens, "--prompt-lens"),
                     out_lens=parse_list(out_lens, "--out-lens"),
-                    temperatures=parse_list(temperatures, "--temperatures", float), ngram=ngram)
+                    temperatures=parse_list(temperatures, "--temperatures", float), ngram=ngram, passes=passes)
         load_before = os.getloadavg()
         measured = run_grid(grid, progress=lambda line: print(line, file=sys.stderr, flush=True))
         meta = {"engine": measured.engine, "measured": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -73,12 +72,18 @@ def validate_command(*, out: str, scales: str, ks: str, batches: str, prompt_len
         from advisor.files import write_atomic
 
         write_atomic(out_dir / "validation.json", json.dumps(_document(grid, measured.runs, meta), indent=1) + "\n")
+    return write_report(out_dir, grid, measured.runs, grid_costs(grid, calibration), meta)
+
+
+def grid_costs(grid: Grid, calibration: str | None) -> Costs:
+    """The calibrated costs of the grid's test pair (every pair of a grid has the same architecture)."""
     import tempfile
+
+    from .testpair import PairSpec, make_pair
 
     with tempfile.TemporaryDirectory() as scratch:  # configs only: the costs depend on the architecture
         pair = make_pair(scratch, PairSpec(scale=grid.scales[0], draft_layers=grid.draft_layers, seed=grid.seed))
-        costs = load_costs(calibration, pair.target_dir, pair.draft_dir)
-    return write_report(out_dir, grid, measured.runs, costs, meta)
+        return load_costs(calibration, pair.target_dir, pair.draft_dir)
 
 
 def write_report(out_dir: Path, grid: Grid, runs: list[Run], costs: Costs, meta: dict) -> list[str]:
@@ -87,10 +92,7 @@ def write_report(out_dir: Path, grid: Grid, runs: list[Run], costs: Costs, meta:
     from .validate_markdown import markdown
     from .validate_plots import alpha_figure, parity_figure
 
-    costs = spec_overheads(runs, costs)
-    rows = compare(runs, costs)
-    decided = decisions(runs, rows, costs)
-    summary = summarize(rows, decided, runs)
+    costs, rows, decided, summary = analyse(runs, costs)
     doc = {**_document(grid, runs, meta), "cost_source": costs.source,
            "costs": {"target": asdict(costs.target_cost), "draft": asdict(costs.draft_cost),
                      "spec_overhead": costs.spec_overhead, "spec_seq_overhead": costs.spec_seq_overhead},

@@ -74,3 +74,13 @@ def test_moe_verification_touches_more_experts():
     assert mixtral.active_params < 0.35 * mixtral.total_params
     assert float(mixtral.experts_touched(1)) == pytest.approx(2.0)
     assert float(mixtral.weight_bytes_read(5)) > 2 * float(mixtral.weight_bytes_read(1))
+
+
+def test_the_gemm_switch_follows_the_tokens_in_a_step_not_per_sequence(llama8b, cost):
+    # A batch-4 decode step multiplies a 4-row matrix exactly as a batch-1 verification of 4 tokens does: both pay
+    # the multi-token overhead; only a step carrying one token in all runs the matrix-vector kernels.
+    switch = 0.009
+    with_switch = cost.with_overheads(multi_token_overhead=switch)
+    for batch, q in ((1, 1), (4, 1), (1, 4), (4, 5)):
+        extra = float(step_time(llama8b, with_switch, batch, q, 500) - step_time(llama8b, cost, batch, q, 500))
+        assert extra == pytest.approx(switch if batch * q > 1 else 0.0)

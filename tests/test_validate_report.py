@@ -81,6 +81,7 @@ def test_decision_tolerance_and_verdict(costs):
     none = synthetic_runs(costs, 0.0)
     d = decisions(none, compare(none, costs), costs)[0]
     assert d["chosen_k"] == 0 and not d["predicted_pays"] and not d["measured_pays"]
+    assert not d["predicted_enable"] and not d["measured_enable"]
 
 
 def test_failed_points_are_kept_out_of_the_statistics(costs):
@@ -149,3 +150,70 @@ def test_speculative_bookkeeping_is_measured_from_the_ngram_engine(costs):
     rows = compare(runs, fitted)
     assert all(r["calibration"] for r in rows)
     assert summarize(rows, [])["measured_points"] == 0
+
+
+def test_the_committed_report_is_what_the_model_says_about_its_measurements():
+    """docs/validation/ (linked from the README) must be reproducible: re-analysing its raw measurements with its
+    calibration gives the committed numbers. A cost-model change that moves them needs `validate --from-json`."""
+    from pathlib import Path
+
+    from calibration.validate_report import analyse
+    from calibration.validate_write import grid_costs, read_measurements
+
+    folder = Path(__file__).resolve().parents[1] / "docs" / "validation"
+    grid, measured, _ = read_measurements(str(folder / "validation.json"))
+    _, rows, decided, summary = analyse(measured.runs, grid_costs(grid, str(folder / "calibration.json")))
+    committed = json.loads((folder / "validation.json").read_text())
+    for name in ("tpot_median_abs_error", "tpot_p90_abs_error", "e2e_median_abs_error", "k_choice_agreement",
+                 "verdict_agreement"):
+        assert summary[name] == pytest.approx(committed["summary"][name], rel=1e-9), name
+    assert [d["chosen_k"] for d in decided] == [d["chosen_k"] for d in committed["decisions"]]
+    assert len(rows) == len(committed["comparison"])
+
+
+def test_passes_rerun_the_engine_list_in_alternating_order(tmp_path):
+    # The loop over passes is what is tested; every engine "fails to start", so no engine is involved.
+    from calibration.validate import run_grid
+
+    def no_engine(model, spec):
+        raise RuntimeError("not started")
+
+    grid = Grid(scales=(0.1,), ks=(1,), batches=(1,), prompt_lens=(8,), out_lens=(4,), ngram=True, passes=2)
+    out = run_grid(grid, tmp_path, opener=no_engine)
+    assert [(r.method, r.pass_index) for r in out.runs] == [
+        ("baseline", 0), ("draft_model", 0), ("ngram", 0), ("baseline", 0),
+        ("baseline", 1), ("ngram", 1), ("draft_model", 1), ("baseline", 1)]
+    assert all(r.error == "engine failed to start: not started" for r in out.runs)
+
+
+def test_each_point_is_its_median_pass_and_the_baseline_the_median_of_its_runs(costs):
+    from calibration.validate_report import analyse, pass_spread, typical
+
+    one = synthetic_runs(costs, 0.8, ks=(2,))
+    slow, fast = 1.3, 0.8  # two other passes: one engine instance 30% slower, one 20% faster on every point
+    runs = one + [replace(r, tpot_s=r.tpot_s * f, e2e_s=r.e2e_s * f, pass_index=i)
+                  for i, f in ((1, slow), (2, fast)) for r in one]
+    points = typical(runs)
+    assert sum(r.method == "baseline" for r in points) == 3
+    assert [r.pass_index for r in points if r.method != "baseline"] == [0]
+    assert pass_spread(runs) == pytest.approx(slow / fast - 1.0)
+    _, rows, _, summary = analyse(runs, costs)
+    assert rows[0]["tpot_error"] == pytest.approx(0.0, abs=1e-12)  # median baseline / median point: pass 0 both
+    assert summary["measured_points"] == 1
+
+
+def test_the_verdict_is_the_advisors_rule_on_both_sides(costs):
+    # The model, exact here, predicts a gain under ENABLE_THRESHOLD: the advisor says "disable". A measurement that
+    # runs a few % faster than the model (still under the threshold) agrees with that verdict, though both gain.
+    from advisor.verdict import ENABLE_THRESHOLD
+
+    runs = synthetic_runs(costs, 0.4, ks=(1, 2))
+    d = decisions(runs, compare(runs, costs), costs)[0]
+    best = max(d["predicted_e2e"])
+    assert 1.0 < best < ENABLE_THRESHOLD / 1.03, best
+    faster = [replace(r, e2e_s=r.e2e_s / 1.03, tpot_s=r.tpot_s / 1.03) if r.method != "baseline" else r for r in runs]
+    d = decisions(faster, compare(faster, costs), costs)[0]
+    assert d["predicted_pays"] and d["measured_pays"]
+    assert not d["predicted_enable"] and not d["measured_enable"]
+    s = summarize(compare(faster, costs), [d], faster)
+    assert s["verdict_agreement"] == 1.0 and s["gain_agreement"] == 1.0
