@@ -119,8 +119,8 @@ def baselines(runs: list[Run]) -> dict[tuple, Run]:
 
 
 def drift(runs: list[Run]) -> float | None:
-    """Median over shapes of |TPOT last / TPOT first − 1| of the first and the last baseline run: the machine's own
-    noise floor."""
+    """Median over shapes of |TPOT last / TPOT first − 1| of the first and the last baseline run: how far the
+    machine drifted during the run (the noise floor is the larger of this and `pass_spread`)."""
     found: dict[tuple, list[float]] = {}
     for r in runs:
         if r.method == "baseline" and r.ok:
