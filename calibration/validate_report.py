@@ -55,6 +55,11 @@ def _key(r: Run) -> tuple:
     return (r.batch, r.prompt_len, r.out_len, r.temperature)
 
 
+def _point(r: Run) -> tuple:
+    """One grid point (engine and shape): what several passes measure again."""
+    return (r.method, r.scale, r.k, *_key(r))
+
+
 def calibration_k(runs: list[Run]) -> int | None:
     """The n-gram engine at the grid's smallest k measures the speculative bookkeeping (see spec_overheads): its
     points calibrate, they are not predictions, and stay out of the error statistics and decisions."""
@@ -89,7 +94,7 @@ def typical(runs: list[Run]) -> list[Run]:
     `baselines` takes the median of all of them."""
     groups: dict[tuple, list[Run]] = {}
     for r in runs:
-        groups.setdefault((r.method, r.scale, r.k, *_key(r)), []).append(r)
+        groups.setdefault(_point(r), []).append(r)
     out = []
     for (method, *_), rs in groups.items():
         ok = sorted((r for r in rs if r.ok), key=lambda r: r.tpot_s)
@@ -103,7 +108,7 @@ def pass_spread(runs: list[Run]) -> float | None:
     groups: dict[tuple, list[float]] = {}
     for r in runs:
         if r.method != "baseline" and r.ok:
-            groups.setdefault((r.method, r.scale, r.k, *_key(r)), []).append(r.tpot_s)
+            groups.setdefault(_point(r), []).append(r.tpot_s)
     spreads = [max(v) / min(v) - 1.0 for v in groups.values() if len(v) > 1]
     return float(np.median(spreads)) if spreads else None
 
