@@ -121,13 +121,15 @@ def validate(
     calibration: Optional[str] = typer.Option(None, help="Calibration profile of the test pair (default: a matching "
                                               "one in profiles/calibrations)."),
     from_json: Optional[str] = typer.Option(None, help="Re-analyse the measurements in this validation.json."),
+    more_passes: int = typer.Option(0, help="With --from-json: run this many more passes of its grid and add them "
+                                    "(the report then takes each point's median over all passes)."),
 ) -> None:
     """Run baseline and speculative vLLM engines over a grid and compare the advisor's predictions with them."""
     from calibration.validate_write import validate_command
 
     for line in validate_command(out=out, scales=scales, ks=ks, batches=batches, prompt_lens=prompt_lens,
                                  out_lens=out_lens, temperatures=temperatures, ngram=ngram, passes=passes,
-                                 calibration=calibration, from_json=from_json):
+                                 calibration=calibration, from_json=from_json, more_passes=more_passes):
         typer.echo(line)
 
 

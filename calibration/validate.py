@@ -173,9 +173,10 @@ class Measured:
 
 
 def run_grid(grid: Grid, workdir: str | Path | None = None, opener: Callable | None = None,
-             progress: Callable[[str], None] = lambda _: None) -> Measured:
+             progress: Callable[[str], None] = lambda _: None, first_pass: int = 0) -> Measured:
     """Generate the pairs, start each engine in turn, measure every shape on it. `opener(model, spec_config)`
-    starts an engine (default: calibration.engine.open_engine); a failure is recorded per point."""
+    starts an engine (default: calibration.engine.open_engine); a failure is recorded per point. Passes
+    first_pass .. grid.passes − 1 run (a later start adds passes to an earlier run's, same pairs and prompts)."""
     from .engine import open_engine
 
     opener = opener or (lambda model, spec: open_engine(model, speculative_config=spec, max_model_len=_max_len(grid),
@@ -187,7 +188,7 @@ def run_grid(grid: Grid, workdir: str | Path | None = None, opener: Callable | N
                                                                          seed=grid.seed))
     first = out.pairs[grid.scales[0]]
     engines = grid.engines()
-    for pass_index in range(grid.passes):
+    for pass_index in range(first_pass, grid.passes):
         for method, scale, k in engines if pass_index % 2 == 0 else engines[::-1]:
             pair = out.pairs[scale] if scale is not None else first
             out.runs += _measure_engine(opener, pair, method, scale, k, grid, out, progress, pass_index)

