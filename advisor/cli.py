@@ -118,18 +118,23 @@ def validate(
     ngram: bool = typer.Option(True, help="Also validate the n-gram proposer."),
     passes: int = typer.Option(1, help="Run the whole grid this many times on fresh engines; each point takes its "
                                "median (3 on a shared CPU, whose engine instances differ by 10-20%)."),
+    repeats: int = typer.Option(1, help="Generate calls per shape on each engine (rounds with their own prompts); "
+                                "a point takes the median over passes × repeats."),
     calibration: Optional[str] = typer.Option(None, help="Calibration profile of the test pair (default: a matching "
                                               "one in profiles/calibrations)."),
     from_json: Optional[str] = typer.Option(None, help="Re-analyse the measurements in this validation.json."),
-    more_passes: int = typer.Option(0, help="With --from-json: run this many more passes of its grid and add them "
-                                    "(the report then takes each point's median over all passes)."),
+    more_passes: int = typer.Option(0, help="With --from-json or --resume: run this many more passes of its grid "
+                                    "and add them (each point then takes its median over all passes)."),
+    resume: bool = typer.Option(False, help="Continue the interrupted run saved in --out (its validation.json is "
+                                "rewritten after every engine)."),
 ) -> None:
     """Run baseline and speculative vLLM engines over a grid and compare the advisor's predictions with them."""
     from calibration.validate_write import validate_command
 
     for line in validate_command(out=out, scales=scales, ks=ks, batches=batches, prompt_lens=prompt_lens,
                                  out_lens=out_lens, temperatures=temperatures, ngram=ngram, passes=passes,
-                                 calibration=calibration, from_json=from_json, more_passes=more_passes):
+                                 calibration=calibration, from_json=from_json, more_passes=more_passes,
+                                 resume=resume, repeats=repeats):
         typer.echo(line)
 
 

@@ -17,7 +17,8 @@ A point that fails (engine crash, fewer tokens than asked) is recorded with its 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from advisor.errors import InputError
 
 from .testpair import PairSpec, TestPair, make_pair
 
+WARM_UP_SEED_OFFSET = 1  # the warm-up's prompts come from seed + 1 (see round_seed)
 NGRAM_LOOKUP = (2, 4)  # prompt_lookup_min/max for the n-gram proposer (vLLM's default 5/5 rarely matches short runs)
 
 
@@ -46,6 +48,7 @@ class Grid:
     temperatures: tuple[float, ...] = (0.0,)  # sampling temperatures (0: greedy); acceptance falls with sampling
     baseline_twice: bool = True  # run the baseline again at the end: exposes drift in the machine's speed
     passes: int = 1  # times the whole engine list runs (fresh engines each time); points take the median
+    repeats: int = 1  # generate calls per shape on each engine, in rounds over the shapes (all kept)
 
     def __post_init__(self) -> None:
         names = ("scales", "ks", "batches", "prompt_lens", "out_lens", "temperatures")
@@ -54,13 +57,16 @@ class Grid:
             raise InputError(f"the validation grid is empty: give at least one value for {', '.join(empty)}")
         if min(self.ks) < 1 or min(self.batches) < 1 or min(self.prompt_lens) < 1 or min(self.out_lens) < 2:
             raise InputError("grid values must be positive (k, batch, prompt length >= 1; output length >= 2)")
-        if self.passes < 1:
-            raise InputError(f"--passes must be at least 1, got {self.passes}")
+        if self.passes < 1 or self.repeats < 1:
+            raise InputError(f"--passes and --repeats must be at least 1, got {self.passes} and {self.repeats}")
 
     def shapes(self) -> list[tuple[int, int, int, float]]:
         """(batch, prompt length, output length, temperature): one generate call each."""
         return [(b, p, o, t) for t in self.temperatures for p in self.prompt_lens for o in self.out_lens
                 for b in self.batches]
+
+    def runs_per_engine(self) -> int:
+        return len(self.shapes()) * self.repeats
 
     def engines(self) -> list[tuple[str, float | None, int]]:
         """(method, scale, k) per engine to start. The baseline runs first and again last: speedups divide by
@@ -93,6 +99,7 @@ class Run:
     per_position: tuple[int, ...] = ()  # steps whose first i+1 drafts were accepted
     error: str | None = None  # why this point has no (trustworthy) measurement
     pass_index: int = 0  # which pass over the engine list measured it (Grid.passes)
+    repeat: int = 0  # which round over the shapes on its engine (Grid.repeats)
 
     @property
     def ok(self) -> bool:
@@ -125,18 +132,25 @@ def prompts_for(batch: int, prompt_len: int, vocab: int, seed: int) -> list[list
     return rng.integers(3, vocab, size=(batch, prompt_len)).tolist()
 
 
-def measure_point(engine, method: str, scale: float | None, k: int, shape: tuple, vocab: int, grid: Grid) -> Run:
+def round_seed(grid: Grid, repeat: int) -> int:
+    """Prompt seed of a round over the shapes: each round its own prompts (a repeat must not find the last round's
+    in the prefix cache), the same on every engine; seed + 1 is the warm-up's."""
+    return grid.seed if repeat == 0 else grid.seed + WARM_UP_SEED_OFFSET + repeat
+
+
+def measure_point(engine, method: str, scale: float | None, k: int, shape: tuple, vocab: int, grid: Grid,
+                  repeat: int = 0) -> Run:
     """One generate on a started engine, with the spec-decode counter deltas around it."""
     from .acceptance_measure import delta, snapshot_counts
 
     batch, prompt_len, out_len, temperature = shape
-    prompts = prompts_for(batch, prompt_len, vocab, grid.seed)
+    prompts = prompts_for(batch, prompt_len, vocab, round_seed(grid, repeat))
     before = snapshot_counts(engine.metrics()) if k else None
     done = engine.generate(prompts, out_len, temperature, seed=grid.seed)
     counts = delta(before, snapshot_counts(engine.metrics()), k) if k else None
     tokens = min(len(c.token_ids) for c in done)
     first, last = min(c.scheduled_s for c in done), max(c.last_token_s for c in done)
-    run = Run(method, scale, k, batch, prompt_len, out_len, temperature, tokens=tokens,
+    run = Run(method, scale, k, batch, prompt_len, out_len, temperature, tokens=tokens, repeat=repeat,
               ttft_s=float(np.median([c.prefill_s for c in done])),
               tpot_s=float(np.median([c.decode_s / max(len(c.token_ids) - 1, 1) for c in done])),
               e2e_s=float(np.median([c.last_token_s - c.scheduled_s for c in done])),
@@ -173,25 +187,34 @@ class Measured:
 
 
 def run_grid(grid: Grid, workdir: str | Path | None = None, opener: Callable | None = None,
-             progress: Callable[[str], None] = lambda _: None, first_pass: int = 0) -> Measured:
+             progress: Callable[[str], None] = lambda _: None, before: Sequence[Run] = (),
+             saved: Callable[[Measured], None] = lambda _: None) -> Measured:
     """Generate the pairs, start each engine in turn, measure every shape on it. `opener(model, spec_config)`
-    starts an engine (default: calibration.engine.open_engine); a failure is recorded per point. Passes
-    first_pass .. grid.passes − 1 run (a later start adds passes to an earlier run's, same pairs and prompts)."""
+    starts an engine (default: calibration.engine.open_engine); a failure is recorded per point. `saved(measured)` is
+    called after every engine, so an interrupted run keeps what it measured; given those runs back as `before`,
+    the engines they cover are skipped (the same pairs and prompts: same seed), which is how a run resumes and how
+    `grid.passes` beyond the earlier run's add passes to it."""
     from .engine import open_engine
 
     opener = opener or (lambda model, spec: open_engine(model, speculative_config=spec, max_model_len=_max_len(grid),
                                                         skip_tokenizer_init=True))
     root = Path(workdir or tempfile.mkdtemp(prefix="specadvisor-validate-"))
-    out = Measured()
+    out = Measured(runs=list(before))
     for scale in grid.scales:
         out.pairs[scale] = make_pair(root / f"scale-{scale:g}", PairSpec(scale=scale, draft_layers=grid.draft_layers,
                                                                          seed=grid.seed))
     first = out.pairs[grid.scales[0]]
     engines = grid.engines()
-    for pass_index in range(first_pass, grid.passes):
+    done = Counter((r.pass_index, r.method, r.scale, r.k) for r in before)  # runs per engine (× shapes)
+    for pass_index in range(grid.passes):
         for method, scale, k in engines if pass_index % 2 == 0 else engines[::-1]:
+            key = (pass_index, method, scale, k)
+            if done[key] >= grid.runs_per_engine():  # measured before (the baseline twice a pass: counted down)
+                done[key] -= grid.runs_per_engine()
+                continue
             pair = out.pairs[scale] if scale is not None else first
             out.runs += _measure_engine(opener, pair, method, scale, k, grid, out, progress, pass_index)
+            saved(out)
     return out
 
 
@@ -203,7 +226,7 @@ def _measure_engine(opener: Callable, pair: TestPair, method: str, scale: float 
         engine = opener(pair.target_dir, spec_config(method, pair, k))
     except Exception as exc:  # a failed start voids this engine's points, not the run
         return [Run(method, scale, k, *shape, error=f"engine failed to start: {_one_line(exc)}",
-                    pass_index=pass_index) for shape in grid.shapes()]
+                    pass_index=pass_index, repeat=i) for i in range(grid.repeats) for shape in grid.shapes()]
     try:
         if method == "baseline" and not out.engine:
             out.engine = {"args": {a: str(v) for a, v in engine.engine_args.items()}, "dtype": engine.dtype,
@@ -216,15 +239,19 @@ def _measure_engine(opener: Callable, pair: TestPair, method: str, scale: float 
 
 def measure_engine(engine, method: str, scale: float | None, k: int, grid: Grid, vocab: int,
                    progress: Callable[[str], None] = lambda _: None) -> list[Run]:
-    """Every shape of the grid on one started engine, after a warm-up (the first generate pays one-off costs)."""
-    engine.generate(prompts_for(2, 16, vocab, grid.seed + 1), 8)
+    """Every shape of the grid on one started engine, after a warm-up (the first generate pays one-off costs),
+    `grid.repeats` rounds over the shapes. Each round has its own prompts (the same on every engine), so no
+    round finds the previous one's prompts in the prefix cache."""
+    engine.generate(prompts_for(2, 16, vocab, WARM_UP_SEED_OFFSET + grid.seed), 8)
     runs = []
-    for shape in grid.shapes():
-        try:
-            runs.append(measure_point(engine, method, scale, k, shape, vocab, grid))
-        except Exception as exc:  # an engine crash mid-grid: record it, go on with the next point
-            runs.append(Run(method, scale, k, *shape, error=f"engine error: {_one_line(exc)}"))
-        progress(f"{method} scale {scale} k={k}: batch {shape[0]} prompt {shape[1]} out {shape[2]} T {shape[3]:g}")
+    for repeat in range(grid.repeats):
+        for shape in grid.shapes():
+            try:
+                runs.append(measure_point(engine, method, scale, k, shape, vocab, grid, repeat))
+            except Exception as exc:  # an engine crash mid-grid: record it, go on with the next point
+                runs.append(Run(method, scale, k, *shape, error=f"engine error: {_one_line(exc)}", repeat=repeat))
+            progress(f"{method} scale {scale} k={k}: batch {shape[0]} prompt {shape[1]} out {shape[2]} "
+                     f"T {shape[3]:g}" + (f" (round {repeat + 1} of {grid.repeats})" if grid.repeats > 1 else ""))
     return runs
 
 

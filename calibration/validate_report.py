@@ -89,8 +89,8 @@ def spec_overheads(runs: list[Run], costs: Costs) -> Costs:
 
 
 def typical(runs: list[Run]) -> list[Run]:
-    """One run per speculative point over the passes: the measured one with the median TPOT (the lower middle one
-    for an even count), so its counters and timings stay one real measurement. Baseline runs pass through:
+    """One run per speculative point over the passes (and repeats): the measured one with the median TPOT (the lower
+    middle one for an even count), so its counters and timings stay one real measurement. Baseline runs pass through:
     `baselines` takes the median of all of them."""
     groups: dict[tuple, list[Run]] = {}
     for r in runs:
@@ -103,8 +103,8 @@ def typical(runs: list[Run]) -> list[Run]:
 
 
 def pass_spread(runs: list[Run]) -> float | None:
-    """Median over speculative points measured in several passes of max/min TPOT − 1: how far one engine instance
-    is from another on the same work."""
+    """Median over speculative points measured more than once (passes, repeats) of max/min TPOT − 1: how far one
+    measurement of the same work is from another."""
     groups: dict[tuple, list[float]] = {}
     for r in runs:
         if r.method != "baseline" and r.ok:

@@ -55,45 +55,62 @@ def load_costs(calibration: str | None, target_dir: Path, draft_dir: Path) -> Co
 
 def validate_command(*, out: str, scales: str, ks: str, batches: str, prompt_lens: str, out_lens: str,
                      temperatures: str, ngram: bool, calibration: str | None, from_json: str | None,
-                     passes: int = 1, more_passes: int = 0) -> list[str]:
+                     passes: int = 1, more_passes: int = 0, resume: bool = False, repeats: int = 1) -> list[str]:
     out_dir = Path(out)
-    if more_passes < 0 or (more_passes and from_json is None):
-        raise InputError("--more-passes N (N >= 1) adds passes to the measurements of --from-json FILE")
+    if more_passes < 0 or (more_passes and from_json is None and not resume):
+        raise InputError("--more-passes N (N >= 1) adds passes to earlier measurements: give --from-json FILE "
+                         "or --resume")
+    if resume and from_json is None and not (out_dir / "validation.json").exists():
+        raise InputError(f"--resume: there is no {out_dir / 'validation.json'} to continue")
+    from_json = str(out_dir / "validation.json") if resume and from_json is None else from_json
     if from_json is not None:
         grid, measured, meta = read_measurements(from_json)
-        if more_passes:
-            grid, measured, meta = add_passes(grid, measured, meta, more_passes)
-            _write_measurements(out_dir, grid, measured.runs, meta)
+        if more_passes or resume:
+            grid, measured, meta = measure_more(grid, measured, meta, more_passes, out_dir)
     else:
         grid = Grid(scales=parse_list(scales, "--scales", float), ks=parse_list(ks, "--ks"),
                     batches=parse_list(batches, "--batches"), prompt_lens=parse_list(prompt_lens, "--prompt-lens"),
                     out_lens=parse_list(out_lens, "--out-lens"),
-                    temperatures=parse_list(temperatures, "--temperatures", float), ngram=ngram, passes=passes)
+                    temperatures=parse_list(temperatures, "--temperatures", float), ngram=ngram, passes=passes,
+                    repeats=repeats)
+        if (out_dir / "validation.json").exists():
+            raise InputError(f"{out_dir / 'validation.json'} exists: pass --resume to continue it, or another --out")
         load_before = os.getloadavg()
-        measured = run_grid(grid, progress=_progress)
-        meta = {"engine": measured.engine, "measured": _now(), "device": _device(),
+        device = _device()
+        measured = run_grid(grid, progress=_progress, saved=lambda m: _write_measurements(
+            out_dir, grid, m.runs, {"engine": m.engine, "measured": _now(), "device": device, "partial": True}))
+        meta = {"engine": measured.engine, "measured": _now(), "device": device,
                 "load_average": {"before": load_before, "after": os.getloadavg()}}
         _write_measurements(out_dir, grid, measured.runs, meta)
     return write_report(out_dir, grid, measured.runs, grid_costs(grid, calibration), meta)
 
 
-def add_passes(grid: Grid, measured: Measured, meta: dict, more: int) -> tuple[Grid, Measured, dict]:
-    """Run `more` passes of an earlier run's grid (the same generated pairs and prompts: same seed) and append
-    them, numbered on from the earlier ones and alternating direction as if they had run in one go. When they ran
-    is kept in meta["more_passes"]: a machine that changed in between shows as a larger pass spread."""
+def measure_more(grid: Grid, measured: Measured, meta: dict, more: int, out_dir: Path) -> tuple[Grid, Measured, dict]:
+    """Measure what an earlier run of this grid lacks: the engines an interruption left out, then `more` passes
+    on top, numbered on from the earlier ones and alternating direction as if they had run in one go (the same
+    pairs and prompts: same seed). When they ran is logged in meta["more_passes"]: a machine that changed in
+    between shows as a larger pass spread."""
     from dataclasses import replace
 
-    done = max((r.pass_index for r in measured.runs), default=-1) + 1
-    grid = replace(grid, passes=done + more)
-    load_before = os.getloadavg()
-    runs = measured.runs + run_grid(grid, progress=_progress, first_pass=done).runs
-    added = {"passes": [done + 1, done + more], "measured": _now(), "device": _device(),
-             "load_average": {"before": load_before, "after": os.getloadavg()}}
-    return grid, Measured(runs=runs), {**meta, "more_passes": [*meta.get("more_passes", []), added]}
+    grid = replace(grid, passes=grid.passes + more)
+    load_before, device = os.getloadavg(), _device()
+
+    def with_log(m: Measured, **fields) -> dict:
+        engines = (len(m.runs) - len(measured.runs)) // grid.runs_per_engine()
+        entry = {"passes": grid.passes, "engines": engines, "measured": _now(), "device": device, **fields}
+        return {**meta, "engine": meta.get("engine") or m.engine,
+                "more_passes": [*meta.get("more_passes", []), *([entry] if engines else [])]}
+
+    new = run_grid(grid, progress=_progress, before=measured.runs,
+                   saved=lambda m: _write_measurements(out_dir, grid, m.runs, {**with_log(m), "partial": True}))
+    meta = with_log(new, load_average={"before": load_before, "after": os.getloadavg()})
+    _write_measurements(out_dir, grid, new.runs, meta)
+    return grid, Measured(runs=new.runs), meta
 
 
 def _write_measurements(out_dir: Path, grid: Grid, runs: list[Run], meta: dict) -> None:
-    """The raw measurements first: if no calibration applies, they survive for --from-json."""
+    """The raw measurements, before any analysis: if no calibration applies (or the run is interrupted), they
+    survive for --from-json (or --resume)."""
     from advisor.files import write_atomic
 
     write_atomic(out_dir / "validation.json", json.dumps(_document(grid, runs, meta), indent=1) + "\n")

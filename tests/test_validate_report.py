@@ -114,13 +114,23 @@ def test_empty_grid_is_one_clear_error(tmp_path, capsys):
         Grid(scales=(), ks=(1,), batches=(1,), prompt_lens=(8,), out_lens=(8,))
 
 
-def test_more_passes_need_earlier_measurements(tmp_path, capsys):
+@pytest.mark.parametrize("args, message", [
+    (["--more-passes", "2"], "--more-passes N (N >= 1) adds passes to earlier measurements"),
+    (["--resume"], "--resume: there is no"),
+    ([], "validation.json exists: pass --resume"),
+])
+def test_earlier_measurements_are_continued_never_overwritten(tmp_path, capsys, args, message):
     from advisor.cli import main
 
-    assert main(["validate", "--out", str(tmp_path), "--more-passes", "2"]) == 2
+    kept = '{"kind": "specadvisor-validation"}' if not args else None
+    if kept:
+        (tmp_path / "validation.json").write_text(kept)
+    assert main(["validate", "--out", str(tmp_path), *args]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("specadvisor: error: --more-passes") and "--from-json" in err and "\n" not in err
-    assert not (tmp_path / "validation.json").exists()
+    assert err.startswith("specadvisor: error:") and message in err and "\n" not in err
+    assert (tmp_path / "validation.json").exists() == bool(kept)
+    if kept:
+        assert (tmp_path / "validation.json").read_text() == kept
 
 
 def test_report_files_from_synthetic_runs(costs, tmp_path):
@@ -194,10 +204,72 @@ def test_passes_rerun_the_engine_list_in_alternating_order(tmp_path):
         ("baseline", 1), ("ngram", 1), ("draft_model", 1), ("baseline", 1)]
     assert all(r.error == "engine failed to start: not started" for r in out.runs)
     # More passes later (validate --more-passes) continue the numbering and the alternation.
-    more = run_grid(replace(grid, passes=4), tmp_path / "more", opener=no_engine, first_pass=2)
-    assert [(r.method, r.pass_index) for r in more.runs] == [
+    more = run_grid(replace(grid, passes=4), tmp_path / "more", opener=no_engine, before=out.runs)
+    assert more.runs[:len(out.runs)] == out.runs
+    assert [(r.method, r.pass_index) for r in more.runs[len(out.runs):]] == [
         ("baseline", 2), ("draft_model", 2), ("ngram", 2), ("baseline", 2),
         ("baseline", 3), ("ngram", 3), ("draft_model", 3), ("baseline", 3)]
+
+
+def test_an_interrupted_run_resumes_where_it_stopped(tmp_path):
+    from calibration.validate import run_grid
+
+    started = []
+
+    def no_engine(model, spec):
+        started.append(spec)
+        raise RuntimeError("not started")
+
+    grid = Grid(scales=(0.1,), ks=(1, 2), batches=(1, 2), prompt_lens=(8,), out_lens=(4,), ngram=True, passes=2,
+                repeats=2)
+    whole = run_grid(grid, tmp_path / "whole", opener=no_engine).runs
+    assert len(whole) == 2 * len(grid.engines()) * 2 * 2  # passes × engines × shapes × repeats
+    assert [r.repeat for r in whole[:4]] == [0, 0, 1, 1]
+    saves = []
+
+    def interrupt_after_five(measured):
+        saves.append(list(measured.runs))
+        if len(saves) == 5:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_grid(grid, tmp_path / "cut", opener=no_engine, saved=interrupt_after_five)
+    started.clear()
+    resumed = run_grid(grid, tmp_path / "resumed", opener=no_engine, before=saves[-1]).runs
+    assert len(started) == 2 * len(grid.engines()) - 5  # only what the interruption left out
+    assert resumed == whole  # the baseline, run twice a pass, is counted as such
+
+
+def test_resume_and_more_passes_rewrite_the_measurements_after_every_engine(tmp_path, monkeypatch):
+    # validate --resume --more-passes 1 on a run cut short after 3 engines; engines "fail to start" (no vLLM here).
+    import functools
+
+    from calibration import validate_write
+    from calibration.validate import Measured, run_grid
+
+    def no_engine(model, spec):
+        raise RuntimeError("not started")
+
+    monkeypatch.setattr(validate_write, "run_grid", functools.partial(run_grid, opener=no_engine))
+    grid = Grid(scales=(0.1,), ks=(1,), batches=(1,), prompt_lens=(8,), out_lens=(4,), ngram=True, passes=2)
+    cut = run_grid(grid, tmp_path / "cut", opener=no_engine).runs[:3]
+    written = []
+    monkeypatch.setattr(validate_write, "_write_measurements", lambda d, g, runs, meta: written.append((g, len(runs), meta)))
+    grid, measured, meta = validate_write.measure_more(grid, Measured(runs=cut), {"measured": "then"}, 1, tmp_path)
+    assert grid.passes == 3 and len(measured.runs) == 3 * len(grid.engines())
+    assert [n for _, n, _ in written] == [*range(4, 3 * len(grid.engines()) + 1), 12]  # one engine more each time
+    assert all(m.get("partial") for _, _, m in written[:-1]) and "partial" not in written[-1][2]
+    assert meta["measured"] == "then" and [(m["passes"], m["engines"]) for m in meta["more_passes"]] == [(3, 9)]
+
+
+def test_every_round_has_its_own_prompts_and_every_engine_the_same():
+    from calibration.validate import WARM_UP_SEED_OFFSET, prompts_for, round_seed
+
+    grid = Grid(scales=(0.1,), ks=(1,), batches=(2,), prompt_lens=(16,), out_lens=(4,), repeats=3)
+    rounds = [prompts_for(2, 16, 4096, round_seed(grid, r)) for r in range(grid.repeats)]
+    warm_up = prompts_for(2, 16, 4096, grid.seed + WARM_UP_SEED_OFFSET)
+    assert len({str(p) for p in [*rounds, warm_up]}) == 4
+    assert rounds[0] == prompts_for(2, 16, 4096, grid.seed)  # one round: the prompts of earlier single-round runs
 
 
 def test_each_point_is_its_median_pass_and_the_baseline_the_median_of_its_runs(costs):
