@@ -117,7 +117,8 @@ def validate(
     temperatures: str = typer.Option("0", help="Sampling temperatures (0: greedy)."),
     ngram: bool = typer.Option(True, help="Also validate the n-gram proposer."),
     passes: int = typer.Option(1, help="Run the whole grid this many times on fresh engines; each point takes its "
-                               "median (3 on a shared CPU, whose engine instances differ by 10-20%)."),
+                               "median (3 or more on a shared CPU: there one engine instance can run 20-30% "
+                               "faster than the next)."),
     repeats: int = typer.Option(1, help="Generate calls per shape on each engine (rounds with their own prompts); "
                                 "a point takes the median over passes × repeats."),
     calibration: Optional[str] = typer.Option(None, help="Calibration profile of the test pair (default: a matching "

@@ -70,7 +70,7 @@ class Grid:
 
     def engines(self) -> list[tuple[str, float | None, int]]:
         """(method, scale, k) per engine to start. The baseline runs first and again last: speedups divide by
-        the mean of the two, and their difference shows how much the machine drifted during the run."""
+        the median of its runs, and their difference shows how much the machine drifted during the run."""
         runs = [("baseline", None, 0)]
         runs += [("draft_model", s, k) for s in self.scales for k in self.ks]
         runs += [("ngram", None, k) for k in self.ks] if self.ngram else []
@@ -205,7 +205,7 @@ def run_grid(grid: Grid, workdir: str | Path | None = None, opener: Callable | N
                                                                          seed=grid.seed))
     first = out.pairs[grid.scales[0]]
     engines = grid.engines()
-    done = Counter((r.pass_index, r.method, r.scale, r.k) for r in before)  # runs per engine (× shapes)
+    done = Counter((r.pass_index, r.method, r.scale, r.k) for r in before)  # runs per engine measured before
     for pass_index in range(grid.passes):
         for method, scale, k in engines if pass_index % 2 == 0 else engines[::-1]:
             key = (pass_index, method, scale, k)

@@ -39,8 +39,9 @@ MODEL_NOTES = [
     "(`advisor/costmodel.py`, `step_time`). Refitted from the same raw samples, the test pair's calibration "
     "misses its held-out points by 6.0% at worst instead of 19.1% (the shipped tiny pair's: 8.6% instead of 22.6%).",
     "6. **One run is not a measurement.** On this shared 2-vCPU machine the same work measures differently from "
-    "one generate call to the next and from one engine instance to the next: ten back-to-back calls on one "
-    "baseline engine (batch 4, prompt 128) have a TPOT standard deviation of 6.0% (an n-gram engine's: 6.8%), "
+    "one generate call to the next and from one engine instance to the next: ten calls on one baseline engine "
+    "(batch 4, prompt 128), alternating with an n-gram engine's, have a TPOT standard deviation of 6.0% (the "
+    "n-gram engine's: 6.8%), "
     "and one baseline instance ran 20-32% faster than the baseline's median on all six shapes. In a single-pass "
     "run the n-gram engine at k = 5, which drafted on at most 2.3% of its steps, measured 1.09-1.23x the "
     "baseline. `--passes N` reruns the grid on fresh engines (`--more-passes` adds passes to an earlier run, "
@@ -83,8 +84,8 @@ def _noise(grid: dict, s: dict) -> str:
 
 def _later(doc: dict) -> str:
     """When measurements added by `validate --more-passes` or `--resume` ran."""
-    return "".join(f" and {m.get('engines', '?')} engines more ({m['passes']} passes in all) by {m.get('measured', '?')}"
-                   for m in doc.get("more_passes", []))
+    return "".join(f" and {m.get('engines', '?')} engines more ({m['passes']} passes in all) by "
+                   f"{m.get('measured', '?')}" for m in doc.get("more_passes", []))
 
 
 def markdown(doc: dict) -> str:

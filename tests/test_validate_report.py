@@ -254,7 +254,8 @@ def test_resume_and_more_passes_rewrite_the_measurements_after_every_engine(tmp_
     grid = Grid(scales=(0.1,), ks=(1,), batches=(1,), prompt_lens=(8,), out_lens=(4,), ngram=True, passes=2)
     cut = run_grid(grid, tmp_path / "cut", opener=no_engine).runs[:3]
     written = []
-    monkeypatch.setattr(validate_write, "_write_measurements", lambda d, g, runs, meta: written.append((g, len(runs), meta)))
+    monkeypatch.setattr(validate_write, "_write_measurements",
+                        lambda d, g, runs, meta: written.append((g, len(runs), meta)))
     grid, measured, meta = validate_write.measure_more(grid, Measured(runs=cut), {"measured": "then"}, 1, tmp_path)
     assert grid.passes == 3 and len(measured.runs) == 3 * len(grid.engines())
     assert [n for _, n, _ in written] == [*range(4, 3 * len(grid.engines()) + 1), 12]  # one engine more each time
