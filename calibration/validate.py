@@ -8,9 +8,10 @@ around the point), times from the engine core's monotonic clock (`calibration.en
 each the median over the batch's requests; throughput = all output tokens / (last finish − first schedule).
 Timings do not depend on weight values, so the baseline engine (the first pair's target) serves every pair; it
 runs first and last, to average out and expose drift in the machine's speed.
-On a shared 2-vCPU machine one engine instance can run 10-20% faster or slower than the next for a minute (an
-n-gram engine that never drafted measured 1.21x the baseline), so `passes` runs the whole engine list again, in
-reverse order every other pass, and the report takes each point's median over passes.
+On a shared 2-vCPU machine the same work measures differently from one generate call to the next (~6% standard
+deviation) and from one engine instance to the next (one baseline instance ran 20-32% faster than the median), so
+`passes` runs the whole engine list again, in reverse order every other pass, `repeats` measures every shape more
+than once per engine, and the report takes each point's median run.
 A point that fails (engine crash, fewer tokens than asked) is recorded with its reason and the run goes on.
 """
 

@@ -88,15 +88,19 @@ def spec_overheads(runs: list[Run], costs: Costs) -> Costs:
     return replace(costs, spec_overhead=max(float(a), 0.0), spec_seq_overhead=max(float(b), 0.0))
 
 
+def _grouped(runs, key) -> dict[tuple, list[Run]]:
+    groups: dict[tuple, list[Run]] = {}
+    for r in runs:
+        groups.setdefault(key(r), []).append(r)
+    return groups
+
+
 def typical(runs: list[Run]) -> list[Run]:
     """One run per speculative point over the passes (and repeats): the measured one with the median TPOT (the lower
     middle one for an even count), so its counters and timings stay one real measurement. Baseline runs pass through:
     `baselines` takes the median of all of them."""
-    groups: dict[tuple, list[Run]] = {}
-    for r in runs:
-        groups.setdefault(_point(r), []).append(r)
     out = []
-    for (method, *_), rs in groups.items():
+    for (method, *_), rs in _grouped(runs, _point).items():
         ok = sorted((r for r in rs if r.ok), key=lambda r: r.tpot_s)
         out += rs if method == "baseline" else [ok[(len(ok) - 1) // 2] if ok else rs[0]]
     return out
@@ -105,32 +109,26 @@ def typical(runs: list[Run]) -> list[Run]:
 def pass_spread(runs: list[Run]) -> float | None:
     """Median over speculative points measured more than once (passes, repeats) of max/min TPOT − 1: how far one
     measurement of the same work is from another."""
-    groups: dict[tuple, list[float]] = {}
-    for r in runs:
-        if r.method != "baseline" and r.ok:
-            groups.setdefault(_point(r), []).append(r.tpot_s)
-    spreads = [max(v) / min(v) - 1.0 for v in groups.values() if len(v) > 1]
+    measured = _grouped((r for r in runs if r.method != "baseline" and r.ok), _point)
+    spreads = [max(r.tpot_s for r in rs) / min(r.tpot_s for r in rs) - 1.0 for rs in measured.values() if len(rs) > 1]
     return float(np.median(spreads)) if spreads else None
 
 
+def _baseline_runs(runs: list[Run]) -> dict[tuple, list[Run]]:
+    """Per shape, the measured baseline runs in the order they ran (first and last in every pass)."""
+    return _grouped((r for r in runs if r.method == "baseline" and r.ok), _key)
+
+
 def baselines(runs: list[Run]) -> dict[tuple, Run]:
-    """Per shape, the median TPOT and e2e of the measured baseline runs (first and last in every pass)."""
-    found: dict[tuple, list[Run]] = {}
-    for r in runs:
-        if r.method == "baseline" and r.ok:
-            found.setdefault(_key(r), []).append(r)
+    """Per shape, the median TPOT and e2e of the measured baseline runs."""
     return {key: replace(rs[0], tpot_s=float(np.median([r.tpot_s for r in rs])),
-                         e2e_s=float(np.median([r.e2e_s for r in rs]))) for key, rs in found.items()}
+                         e2e_s=float(np.median([r.e2e_s for r in rs]))) for key, rs in _baseline_runs(runs).items()}
 
 
 def drift(runs: list[Run]) -> float | None:
     """Median over shapes of |TPOT last / TPOT first − 1| of the first and the last baseline run: how far the
     machine drifted during the run (the noise floor is the larger of this and `pass_spread`)."""
-    found: dict[tuple, list[float]] = {}
-    for r in runs:
-        if r.method == "baseline" and r.ok:
-            found.setdefault(_key(r), []).append(r.tpot_s)
-    pairs = [abs(v[-1] / v[0] - 1.0) for v in found.values() if len(v) > 1]
+    pairs = [abs(rs[-1].tpot_s / rs[0].tpot_s - 1.0) for rs in _baseline_runs(runs).values() if len(rs) > 1]
     return float(np.median(pairs)) if pairs else None
 
 
