@@ -32,17 +32,32 @@ def expected_tokens(alpha, k) -> np.ndarray:
     return np.where(alpha >= 1.0, k + 1.0, ratio)
 
 
-def expected_tokens_per_position(per_position, k) -> np.ndarray:
-    """E = 1 + Σ_{i<k} p_i for vLLM's unconditional per-position rates p_i. Beyond the measured positions the
-    last conditional rate p_n / p_(n-1) is assumed to hold (acceptance decays geometrically, as under i.i.d. α)."""
+def survival(alpha, k) -> np.ndarray:
+    """P(a step yields more than j tokens) for j = 0..K, K the largest k: α^j up to j = k, then 0 (a step yields at
+    most k + 1). Shape broadcast(α, k) + (K + 1,); summed over the last axis it is `expected_tokens`, and
+    `truncation` turns it into tokens per step over a finite output."""
+    alpha, k = np.broadcast_arrays(np.asarray(alpha, dtype=float), np.asarray(k))
+    j = np.arange(int(k.max()) + 1 if k.size else 1)
+    return np.where(j <= k[..., None], alpha[..., None] ** j, 0.0)
+
+
+def survival_per_position(per_position, k) -> np.ndarray:
+    """`survival` from vLLM's unconditional per-position rates: s_j = p_(j-1), the share of steps whose first j
+    drafts were all accepted. Beyond the measured positions the last conditional rate p_n / p_(n-1) is assumed to
+    hold (acceptance decays geometrically, as under i.i.d. α)."""
     p = np.asarray(per_position, dtype=float)
     k = np.asarray(k)
     longest = int(np.max(k)) if k.size else 0
     if longest > p.size:
         ratio = p[-1] / p[-2] if p.size > 1 and p[-2] > 0 else p[-1]
         p = np.concatenate([p, p[-1] * ratio ** np.arange(1, longest - p.size + 1)])
-    cumulative = np.concatenate([[1.0], 1.0 + np.cumsum(p)])
-    return cumulative[k]
+    j = np.arange(longest + 1)
+    return np.where(j <= k[..., None], np.concatenate([[1.0], p])[j], 0.0)
+
+
+def expected_tokens_per_position(per_position, k) -> np.ndarray:
+    """E = 1 + Σ_{i<k} p_i for vLLM's unconditional per-position rates p_i (see `survival_per_position`)."""
+    return survival_per_position(per_position, k).sum(axis=-1)
 
 
 def acceptance_rate(alpha, k) -> np.ndarray:
@@ -126,16 +141,20 @@ class Acceptance:
         if not self.low <= self.alpha <= self.high:
             raise InputError(f"acceptance range must hold its point: {self.low} <= {self.alpha} <= {self.high}")
 
-    def expected_tokens(self, k, alpha=None) -> np.ndarray:
-        """E at draft length k: from the per-position vector when measured, else from i.i.d. α. With `alpha` (an
-        end of the range) a measured vector is rescaled as α would move it: p_i · (alpha/α)^(i+1), since p_i is
+    def survival(self, k, alpha=None) -> np.ndarray:
+        """`survival` at draft length k: from the per-position vector when measured, else from i.i.d. α. With `alpha`
+        (an end of the range) a measured vector is rescaled as α would move it: p_i · (alpha/α)^(i+1), since p_i is
         the chance that i+1 drafts in a row survive (the same rescaling as `at_temperature`)."""
         if self.per_position is None or (alpha is not None and self.alpha <= 0.0):
-            return expected_tokens(self.alpha if alpha is None else alpha, k)
+            return survival(self.alpha if alpha is None else alpha, k)
         ratio = 1.0 if alpha is None else alpha / self.alpha
         scaled = np.asarray(self.per_position) * ratio ** np.arange(1, len(self.per_position) + 1)
         # still a survival curve: at most 1, never rising with the position
-        return expected_tokens_per_position(np.minimum.accumulate(np.minimum(scaled, 1.0)), k)
+        return survival_per_position(np.minimum.accumulate(np.minimum(scaled, 1.0)), k)
+
+    def expected_tokens(self, k, alpha=None) -> np.ndarray:
+        """E at draft length k (see `survival`)."""
+        return self.survival(k, alpha).sum(axis=-1)
 
     def at_temperature(self, temperature: float, measured_at: float) -> "Acceptance":
         """Carry α from the temperature it was measured at to the one that will be served."""

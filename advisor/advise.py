@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import memory
-from .acceptance import Acceptance, solve_partial_sum
+from .acceptance import Acceptance
 from .errors import InputError
 from .hardware import Hardware
 from .speculative import Setup, request_times, tpot_speedup
+from .truncation import alpha_for_tokens_per_step, tokens_per_step
 from .verdict import Check, decide
 
 
@@ -47,12 +48,22 @@ class Scenario:
         """Mean tokens in the KV cache during decode."""
         return self.prompt_len + self.out_len / 2
 
+    @property
+    def decode_tokens(self) -> int:
+        """Output tokens that come from decode steps (the first comes from prefill)."""
+        return self.out_len - 1
+
+    def tokens_per_step(self, ks, alpha=None) -> np.ndarray:
+        """Tokens per target step at each k over this request's decode, its last step cut at out_len
+        (`truncation`); `alpha` evaluates an end of the acceptance range instead of the point."""
+        return tokens_per_step(self.acceptance.survival(ks, alpha), self.decode_tokens)
+
 
 @dataclass(frozen=True, slots=True)
 class Advice:
     scenario: Scenario
     ks: np.ndarray  # 0..K
-    tokens_per_step: np.ndarray  # E per k
+    tokens_per_step: np.ndarray  # per k, over out_len - 1 decode tokens (the last step cut short)
     tpot_speedup: np.ndarray  # per k
     e2e_speedup: np.ndarray  # per k
     throughput_speedup: np.ndarray  # per k, with each side's concurrency capped by memory
@@ -71,29 +82,28 @@ class Advice:
         return float(values[self.best_k])
 
 
-def _best_k_per_batch(setup: Setup, acc: Acceptance, batches: np.ndarray, context: float, ks: np.ndarray):
-    """Decode speedup on a (batch, k) grid, and the best k per batch (0 when nothing beats 1.0)."""
-    speed = tpot_speedup(setup, acc.expected_tokens(ks)[None, :], ks[None, :], batches[:, None], context)
+def _best_k_per_batch(setup: Setup, E: np.ndarray, batches: np.ndarray, context: float, ks: np.ndarray):
+    """Decode speedup on a (batch, k) grid given tokens per step E[k], and the best k per batch (0: none beats 1.0)."""
+    speed = tpot_speedup(setup, E[None, :], ks[None, :], batches[:, None], context)
     best = np.where(speed.max(axis=1) > 1.0, speed.argmax(axis=1), 0)
     return speed, best
 
 
-def break_even_alpha(setup: Setup, batch: int, context: float, ks: np.ndarray) -> float | None:
-    """Smallest α at which some k ≥ 1 decodes faster than no speculation. Speedup = E(α,k)·t_decode/t_iter(k),
-    and t_iter does not depend on α, so per k the break-even solves E(α, k) = t_iter/t_decode exactly."""
+def break_even_alpha(setup: Setup, batch: int, context: float, ks: np.ndarray, decode_tokens: int) -> float | None:
+    """Smallest α at which some k ≥ 1 decodes faster than no speculation. Speedup = E·t_decode/t_iter(k), and
+    t_iter does not depend on α, so per k the break-even solves tokens per step (over the request's decode
+    tokens) = t_iter/t_decode exactly."""
     ks = ks[ks > 0].astype(float)
     needed = setup.iteration_time(ks, batch, context) / setup.decode_step(batch, context)  # E that breaks even
-    reachable = needed <= ks + 1.0
-    if not reachable.any():
-        return None
-    return float(solve_partial_sum(needed[reachable] - 1.0, ks[reachable]).min())
+    alphas = alpha_for_tokens_per_step(needed, ks, decode_tokens)  # NaN where not even α = 1 reaches it
+    return None if np.isnan(alphas).all() else float(np.nanmin(alphas))
 
 
-def critical_batch(setup: Setup, acc: Acceptance, context: float, ks: np.ndarray, limit: int) -> int | None:
+def critical_batch(setup: Setup, E: np.ndarray, context: float, ks: np.ndarray, limit: int) -> int | None:
     """Largest batch at which the best k still decodes faster; 0 if not even batch 1 gains; None if it still gains
     at `limit` (the most sequences that fit in memory: larger batches cannot run)."""
     batches = np.unique(np.round(np.geomspace(1, max(limit, 1), 400)))
-    speed, _ = _best_k_per_batch(setup, acc, batches, context, ks)
+    speed, _ = _best_k_per_batch(setup, E, batches, context, ks)
     losing = np.nonzero(speed.max(axis=1) <= 1.0)[0]
     if losing.size == 0:
         return None
@@ -101,14 +111,14 @@ def critical_batch(setup: Setup, acc: Acceptance, context: float, ks: np.ndarray
         return 0
     lo, hi = int(batches[losing[0] - 1]), int(batches[losing[0]])
     fine = np.arange(lo, hi + 1, dtype=float)
-    speed, _ = _best_k_per_batch(setup, acc, fine, context, ks)
+    speed, _ = _best_k_per_batch(setup, E, fine, context, ks)
     return int(fine[np.nonzero(speed.max(axis=1) > 1.0)[0].max()])
 
 
-def schedule(setup: Setup, acc: Acceptance, context: float, ks: np.ndarray, max_batch: int):
+def schedule(setup: Setup, E: np.ndarray, context: float, ks: np.ndarray, max_batch: int):
     """Best k for every batch size 1..max_batch, run-length encoded as vLLM's [start_bs, end_bs, k] list."""
     batches = np.arange(1, max_batch + 1, dtype=float)
-    _, best = _best_k_per_batch(setup, acc, batches, context, ks)
+    _, best = _best_k_per_batch(setup, E, batches, context, ks)
     runs, start = [], 1
     for b in range(2, max_batch + 2):
         if b == max_batch + 1 or best[b - 1] != best[b - 2]:
@@ -120,7 +130,7 @@ def schedule(setup: Setup, acc: Acceptance, context: float, ks: np.ndarray, max_
 def advise(s: Scenario) -> Advice:
     setup, acc = s.setup, s.acceptance
     ks = np.arange(0, max(K_TABLE, s.k or 0) + 1)
-    E = acc.expected_tokens(ks)
+    E = s.tokens_per_step(ks)
     times = request_times(setup, E, ks, s.batch, s.prompt_len, s.out_len)
     tpot = times.tpot_baseline / times.tpot_spec
     e2e = times.e2e_baseline / times.e2e_spec
@@ -150,7 +160,7 @@ def advise(s: Scenario) -> Advice:
     shown_k = best_k or 1
     low_high = []
     for alpha in (acc.low, acc.high):
-        E_a = acc.expected_tokens(shown_k, alpha)
+        E_a = s.tokens_per_step(shown_k, alpha)
         t = request_times(setup, E_a, shown_k, s.batch, s.prompt_len, s.out_len)
         low_high.append(float(t.e2e_baseline / t.e2e_spec))
     fits_at_most = budgets[shown_k].max_concurrency_spec
@@ -158,11 +168,11 @@ def advise(s: Scenario) -> Advice:
     advice = Advice(
         scenario=s, ks=ks, tokens_per_step=E, tpot_speedup=tpot, e2e_speedup=e2e, throughput_speedup=throughput,
         best_k=best_k, e2e_range=(low_high[0], low_high[1]),
-        break_even_alpha=break_even_alpha(setup, s.batch, s.context, ks),
-        critical_batch=critical_batch(setup, acc, s.context, ks, max(fits_at_most, s.batch)),
+        break_even_alpha=break_even_alpha(setup, s.batch, s.context, ks, s.decode_tokens),
+        critical_batch=critical_batch(setup, E, s.context, ks, max(fits_at_most, s.batch)),
         memory=budgets[shown_k],
         prefill_fraction=float(times.prefill / times.e2e_baseline),
-        schedule=schedule(setup, acc, s.context, ks, schedule_max),
+        schedule=schedule(setup, E, s.context, ks, schedule_max),
     )
     return decide(advice)
 

@@ -63,7 +63,8 @@ class LoadCurve:
 
 def load_curve(setup: Setup, tokens_per_step: np.ndarray, shape: Shape, max_batch: int,
                speculative: bool) -> LoadCurve:
-    """`tokens_per_step[k]` = E at draft length k (index 0 = 1.0); without speculation only k = 0 is used."""
+    """`tokens_per_step[k]`: tokens per step at draft length k over the mean output (index 0 = 1.0); without
+    speculation only k = 0 is used."""
     top = float(max(max_batch, 1))
     B = np.linspace(1.0, top, int(min(GRID_POINTS, (top - 1.0) / GRID_STEP + 1)))
     ks = np.arange(len(tokens_per_step)) if speculative else np.array([0])

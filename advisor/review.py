@@ -18,7 +18,6 @@ from pathlib import Path
 
 from . import capacity as cap
 from . import memory
-from .acceptance import expected_tokens
 from .advise import K_TABLE, advise
 from .build import AcceptanceInput, build_scenario
 from .errors import InputError
@@ -129,10 +128,10 @@ def review_pair(w: Workload, d: Deployment, base_dir: Path) -> Cell:
         reason = budget_at(0).reason()
         return Cell(w.name, d.name, "does not fit", reason, (*problems, f"does not fit: {reason}"), shape)
     ks = list(range(K_TABLE + 1))
-    E = acc.expected_tokens(ks)
+    E = scenario.tokens_per_step(ks)  # over the mean output
     base = _side(setup, E, shape, w, d, budget_at, 0)
     spec = _best_spec(setup, E, shape, w, d, budget_at)
-    E_low = E if acc.per_position is not None else expected_tokens(acc.low, ks)
+    E_low = E if acc.per_position is not None else scenario.tokens_per_step(ks, acc.low)
     low = _best_spec(setup, E_low, shape, w, d, budget_at) if acc.low < acc.alpha else spec
 
     for side, label in ((base, "without speculation"), (spec, "with speculation")):

@@ -3,7 +3,8 @@
 One iteration for every running sequence (Leviathan et al. 2023, Algorithm 1, as vLLM's V1 engine runs it):
   1. the drafter proposes k tokens: k small forward steps (draft_model, eagle) or a CPU lookup (ngram);
   2. the target scores all k+1 positions in one step with q = k+1 new tokens per sequence;
-  3. rejection sampling keeps E tokens on average (see `acceptance.expected_tokens`).
+  3. rejection sampling keeps E tokens on average (see `acceptance.expected_tokens`; a finite output gets a little
+     less, its last step cut at max_tokens: see `truncation`).
 So time per output token is iteration_time / E against one plain decode step without speculation.
 All functions broadcast over numpy arrays of α, k, batch and context.
 """
@@ -14,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .acceptance import expected_tokens
+from . import truncation
+from .acceptance import expected_tokens, survival
 from .costmodel import EngineCost, prefill_time, step_time
 from .modelspec import ModelSpec
 
@@ -112,9 +114,12 @@ def tpot_speedup(setup: Setup, tokens_per_step, k, batch, context) -> np.ndarray
     return np.where(k == 0, 1.0, speedup)
 
 
-def tpot_speedup_alpha(setup: Setup, alpha, k, batch, context) -> np.ndarray:
-    """The vectorized workhorse: decode speedup for i.i.d. α over any broadcastable grid of (α, k, B, L)."""
-    return tpot_speedup(setup, expected_tokens(alpha, k), k, batch, context)
+def tpot_speedup_alpha(setup: Setup, alpha, k, batch, context, decode_tokens=None) -> np.ndarray:
+    """The vectorized workhorse: decode speedup for i.i.d. α over any broadcastable grid of (α, k, B, L), for
+    requests of `decode_tokens` decode tokens (their last step cut short, `truncation`), or unbounded ones (None)."""
+    if decode_tokens is None:
+        return tpot_speedup(setup, expected_tokens(alpha, k), k, batch, context)
+    return tpot_speedup(setup, truncation.tokens_per_step(survival(alpha, k), decode_tokens), k, batch, context)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,9 +129,9 @@ class RequestTimes:
     prefill: np.ndarray  # target prefill of all B prompts (shared by both runs)
     decode_baseline: np.ndarray  # (out_len - 1) plain decode steps
     draft_prefill: np.ndarray  # the drafter's pass over the prompts (speculative run only)
-    decode_spec: np.ndarray  # (out_len - 1) / E iterations
+    decode_spec: np.ndarray  # (out_len - 1) / tokens_per_step iterations
     tpot_baseline: np.ndarray  # one plain decode step
-    tpot_spec: np.ndarray  # iteration time / E
+    tpot_spec: np.ndarray  # iteration time / tokens_per_step
 
     @property
     def e2e_baseline(self) -> np.ndarray:
@@ -140,7 +145,8 @@ class RequestTimes:
 def request_times(setup: Setup, tokens_per_step, k, batch, prompt_len, out_len) -> RequestTimes:
     """Baseline vs speculative timing of B requests of prompt_len → out_len tokens. The first output token comes
     from prefill; the other out_len - 1 come from decode, at the mean context prompt_len + out_len / 2 (the KV
-    term is linear in context, so the mean step is the step at the mean context)."""
+    term is linear in context, so the mean step is the step at the mean context). `tokens_per_step` is per step
+    over those out_len - 1 tokens: `truncation.tokens_per_step` for a prediction, or what a run measured."""
     prompt_len = np.asarray(prompt_len, dtype=float)
     out_len = np.asarray(out_len, dtype=float)
     context = prompt_len + out_len / 2.0

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import memory
-from .acceptance import expected_tokens
+from .acceptance import survival
 from .advise import K_TABLE, Advice, Scenario
 from .speculative import request_times, tpot_speedup, tpot_speedup_alpha
+from .truncation import tokens_per_step
 from .verdict import ENABLE_THRESHOLD
 
 PLOT_KS = np.arange(1, 9)  # the draft lengths drawn as curves: vLLM users rarely go past 8
@@ -34,9 +35,10 @@ class AlphaSweep:
 def alpha_sweep(a: Advice, alphas: np.ndarray | None = None, ks: np.ndarray = PLOT_KS) -> AlphaSweep:
     s = a.scenario
     alphas = np.linspace(0.0, 1.0, 201) if alphas is None else np.asarray(alphas, dtype=float)
-    tpot = tpot_speedup_alpha(s.setup, alphas[None, :], ks[:, None], s.batch, s.context)
+    tpot = tpot_speedup_alpha(s.setup, alphas[None, :], ks[:, None], s.batch, s.context, s.decode_tokens)
     k = a.best_k or 1
-    t = request_times(s.setup, expected_tokens(alphas, k), k, s.batch, s.prompt_len, s.out_len)
+    t = request_times(s.setup, tokens_per_step(survival(alphas, k), s.decode_tokens), k, s.batch, s.prompt_len,
+                      s.out_len)
     return AlphaSweep(alphas, ks, tpot, t.e2e_baseline / t.e2e_spec, a.best_k)
 
 
@@ -52,12 +54,12 @@ class BatchSweep:
 
 
 def batch_sweep(a: Advice, ks: np.ndarray = PLOT_KS, max_batch: int | None = None) -> BatchSweep:
-    s, acc = a.scenario, a.scenario.acceptance
+    s = a.scenario
     top = max_batch or int(np.clip(2 * max(a.memory.max_concurrency_baseline, s.batch, 8), 16, 1024))
     batches = np.unique(np.round(np.geomspace(1, top, 240)))
-    tpot = tpot_speedup(s.setup, acc.expected_tokens(ks)[:, None], ks[:, None], batches[None, :], s.context)
+    tpot = tpot_speedup(s.setup, s.tokens_per_step(ks)[:, None], ks[:, None], batches[None, :], s.context)
     all_ks = np.arange(1, K_TABLE + 1)
-    every = tpot_speedup(s.setup, acc.expected_tokens(all_ks)[:, None], all_ks[:, None], batches[None, :], s.context)
+    every = tpot_speedup(s.setup, s.tokens_per_step(all_ks)[:, None], all_ks[:, None], batches[None, :], s.context)
     gains = every.max(axis=0) > 1.0
     return BatchSweep(batches, ks, tpot, np.where(gains, every.max(axis=0), 1.0),
                       np.where(gains, all_ks[every.argmax(axis=0)], 0),
@@ -96,9 +98,10 @@ def length_map(s: Scenario, prompt_lens: np.ndarray | None = None, out_lens: np.
     O = np.unique(np.round(np.geomspace(16, 8192, 40))) if out_lens is None else np.asarray(out_lens, float)
     ks = np.arange(1, K_TABLE + 1)
     grid = dict(batch=s.batch, prompt_len=P[None, :, None], out_len=O[:, None, None])
-    point = request_times(s.setup, acc.expected_tokens(ks), ks, **grid)
-    low_E = acc.expected_tokens(ks) if acc.per_position is not None else expected_tokens(acc.low, ks)
-    low = request_times(s.setup, low_E, ks, **grid)
+    decode_tokens = O[:, None, None] - 1.0
+    point = request_times(s.setup, tokens_per_step(acc.survival(ks), decode_tokens), ks, **grid)
+    low_curve = acc.survival(ks) if acc.per_position is not None else survival(acc.low, ks)
+    low = request_times(s.setup, tokens_per_step(low_curve, decode_tokens), ks, **grid)
     e2e, e2e_low = point.e2e_baseline / point.e2e_spec, low.e2e_baseline / low.e2e_spec  # (O, P, K)
     fits = np.zeros(e2e.shape[:2], dtype=bool)
     holds = np.zeros(e2e.shape, dtype=bool)

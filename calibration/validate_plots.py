@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from advisor import plot_style as st
-from advisor.acceptance import solve_partial_sum
 from advisor.speculative import tpot_speedup_alpha
+from advisor.truncation import alpha_for_tokens_per_step
 
 from .validate_report import Costs
 
@@ -73,11 +73,12 @@ def alpha_figure(rows: list[dict], costs: Costs):
         ax = st.axes(fig, 1, len(batches), i + 1, sharey=first)
         first = first or ax
         for k in ks:
-            curve = tpot_speedup_alpha(setup, alphas, k, batch, prompt + out / 2)
+            curve = tpot_speedup_alpha(setup, alphas, k, batch, prompt + out / 2, out - 1)
             ax.plot(alphas, curve, color=colours[k], lw=1.4, label=f"k = {k}")
             top = max(top, float(curve.max()))
             pts = [r for r in shown if r["batch"] == batch and r["k"] == k]
-            a = [float(solve_partial_sum(min(r["tokens_per_step"], k + 1.0) - 1.0, k)) for r in pts]
+            # above what even α = 1 yields over out - 1 tokens (noise), a point sits at α = 1
+            a = np.nan_to_num(alpha_for_tokens_per_step([r["tokens_per_step"] for r in pts], k, out - 1), nan=1.0)
             ax.plot(a, [r["measured_tpot"] for r in pts], ls="none", marker="o", ms=6, mfc=colours[k],
                     mec=st.MARK, mew=0.8)
         ax.axhline(1.0, color=st.LOSS, lw=1.0, ls="--")

@@ -7,10 +7,11 @@ target and draft. Speedups are baseline / speculative at the same (batch, prompt
 error = predicted / measured − 1. With several passes over the engines, a point is its median-TPOT pass and the
 baseline the median of all its runs (`typical`, `baselines`).
 Decision check, per scenario (method, pair, batch, prompt, output): the advisor picks, from the acceptance
-measured once at the largest k, the k ∈ {0} ∪ grid with the best predicted e2e speedup (as `advise` does); it is
-right when that k measured within DECISION_TOLERANCE of the fastest. The verdict is the advisor's own rule applied
-to both sides: enable when the best end-to-end speedup reaches ENABLE_THRESHOLD (1.10x; a smaller gain is "not
-worth a second model"), so a 1.05x measured gain agrees with a "disable". The weaker question "any gain at all
+measured once at the largest k, the k ∈ {0} ∪ grid with the best predicted e2e speedup (as `advise` does, with
+the tokens per step each k gets over the scenario's out_len − 1 decode tokens: `advisor.truncation`); it is right
+when that k measured within DECISION_TOLERANCE of the fastest. The verdict is the advisor's own rule applied to
+both sides: enable when the best end-to-end speedup reaches ENABLE_THRESHOLD (1.10x; a smaller gain is "not worth
+a second model"), so a 1.05x measured gain agrees with a "disable". The weaker question "any gain at all
 (> 1.00x)?" is reported beside it (`gain_agreement`); near 1.00x it is decided by the machine's noise.
 """
 
@@ -23,6 +24,7 @@ import numpy as np
 from advisor.costmodel import EngineCost
 from advisor.modelspec import ModelSpec
 from advisor.speculative import DEFAULT_SPEC_OVERHEAD_S, Setup, request_times
+from advisor.truncation import tokens_per_step
 from advisor.verdict import ENABLE_THRESHOLD
 
 from .validate import Run
@@ -157,14 +159,18 @@ def compare(runs: list[Run], costs: Costs) -> list[dict]:
     return rows
 
 
-def tokens_per_step_at(run: Run, ks) -> np.ndarray:
-    """E at each k from one run's counters: 1 + f·Σ_{i<k} p_i, with p_i = per_position[i] / drafts (vLLM's
-    unconditional per-position rate) and f = drafts / target steps (< 1 when n-gram finds no match)."""
+def survival_at(run: Run, ks) -> np.ndarray:
+    """The step-size survival curve (`advisor.acceptance.survival`) at each k from one run's counters:
+    s_j = f·p_(j-1) for 1 ≤ j ≤ k, with p_i = per_position[i] / drafts (vLLM's unconditional per-position rate) and
+    f = drafts / target steps (< 1 when n-gram finds no match). Summed over the last axis: E = 1 + f·Σ_{i<k} p_i."""
     ks = np.asarray(ks, dtype=int)
-    if run.drafts == 0:
-        return np.ones(ks.shape)
-    p = np.asarray(run.per_position, dtype=float) / run.drafts
-    return 1.0 + run.draft_share * np.concatenate([[0.0], np.cumsum(p)])[np.minimum(ks, p.size)]
+    longest = int(ks.max(initial=0))
+    rates = np.zeros(longest)  # beyond the run's own k nothing was measured: no tokens counted there
+    if run.drafts:
+        p = np.asarray(run.per_position[:longest], dtype=float) / run.drafts
+        rates[:p.size] = run.draft_share * p
+    curve = np.concatenate([[1.0], rates])
+    return np.where(np.arange(longest + 1) <= ks[..., None], curve, 0.0)
 
 
 def decisions(runs: list[Run], rows: list[dict], costs: Costs) -> list[dict]:
@@ -184,7 +190,7 @@ def decisions(runs: list[Run], rows: list[dict], costs: Costs) -> list[dict]:
         if ks.size == 0:
             continue
         widest = max(spec_runs, key=lambda r: r.k)
-        E = tokens_per_step_at(widest, ks)
+        E = tokens_per_step(survival_at(widest, ks), out_len - 1)  # as `advise` does: the last step cut short
         t = request_times(costs.setup(method, widest.draft_share), E, ks, batch, prompt_len, out_len)
         predicted = np.concatenate([[1.0], t.e2e_baseline / t.e2e_spec])
         speed = np.concatenate([[1.0], [measured[(*key, k)] for k in ks]])

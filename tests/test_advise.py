@@ -41,9 +41,21 @@ def test_break_even_alpha_is_where_decode_stops_gaining():
     s = a.scenario
     be = a.break_even_alpha
     assert 0.0 < be < a.scenario.acceptance.alpha
-    best_at = lambda alpha: float(np.max(tpot_speedup_alpha(s.setup, alpha, np.arange(1, 17), s.batch, s.context)))  # noqa: E731
+    best_at = lambda alpha: float(np.max(tpot_speedup_alpha(s.setup, alpha, np.arange(1, 17), s.batch, s.context,  # noqa: E731
+                                                            s.decode_tokens)))
     assert best_at(be) == pytest.approx(1.0, abs=1e-6)
     assert best_at(be - 0.02) < 1.0 < best_at(be + 0.02)
+
+
+def test_short_outputs_get_fewer_tokens_per_step_and_need_more_acceptance():
+    from advisor.acceptance import expected_tokens
+
+    advice = [run(prompt_len=200, out_len=out, acceptance=AcceptanceInput(alpha=0.9)) for out in (16, 64, 2000)]
+    E = expected_tokens(0.9, advice[0].ks[1:])
+    for a in advice:  # a request's last step is cut at out_len: the table never shows more than E
+        assert (a.tokens_per_step[1:] < E).all()
+    assert advice[-1].tokens_per_step[1:] == pytest.approx(E, rel=0.01)
+    assert advice[0].break_even_alpha > advice[1].break_even_alpha > advice[2].break_even_alpha
 
 
 def test_low_acceptance_disables():

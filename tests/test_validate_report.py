@@ -13,7 +13,7 @@ from advisor.speculative import request_times
 from calibration.testpair import TinyLlama, hf_config
 from calibration.validate import Grid, Run
 from calibration.validate_report import (DECISION_TOLERANCE, Costs, compare, decisions, summarize,
-                                         tokens_per_step_at)
+                                         survival_at)
 
 ARCH = TinyLlama()
 COST = EngineCost(bandwidth=5e9, flops=4e11, step_overhead=0.01, token_overhead=2e-5, seq_overhead=1e-4)
@@ -100,8 +100,9 @@ def test_tokens_per_step_counts_steps_without_drafts():
     run = Run("ngram", None, 2, 1, 32, 101, tokens=101, drafts=30, draft_tokens=60, accepted=40, per_position=(25, 15))
     assert run.tokens_per_step == pytest.approx(100 / 60)
     f = 30 / 60
-    assert tokens_per_step_at(run, [0, 1, 2]) == pytest.approx([1.0, 1 + f * 25 / 30, 1 + f * 40 / 30])
-    assert tokens_per_step_at(run, [2])[0] == pytest.approx(run.tokens_per_step)
+    E = survival_at(run, [0, 1, 2]).sum(axis=-1)
+    assert E == pytest.approx([1.0, 1 + f * 25 / 30, 1 + f * 40 / 30])
+    assert E[2] == pytest.approx(run.tokens_per_step)
 
 
 def test_empty_grid_is_one_clear_error(tmp_path, capsys):
@@ -304,3 +305,27 @@ def test_the_verdict_is_the_advisors_rule_on_both_sides(costs):
     assert not d["predicted_enable"] and not d["measured_enable"]
     s = summarize(compare(faster, costs), [d], faster)
     assert s["verdict_agreement"] == 1.0 and s["gain_agreement"] == 1.0
+
+
+def test_the_committed_runs_end_mid_step_as_the_model_says():
+    """Each committed draft_model run's tokens per step, predicted from the widest-k run of its scenario as the
+    decision check does (`truncation`: the last step of a 64-token output cut short), against the measured ones."""
+    from pathlib import Path
+
+    from advisor.truncation import tokens_per_step
+    from calibration.validate_report import typical
+    from calibration.validate_write import read_measurements
+
+    _, measured, _ = read_measurements(str(Path(__file__).resolve().parents[1] / "docs/validation/validation.json"))
+    runs = [r for r in typical(measured.runs) if r.method == "draft_model" and r.ok]
+    widest = {}
+    for r in runs:
+        scenario = (r.scale, r.batch, r.prompt_len, r.out_len)
+        widest[scenario] = max(widest.get(scenario, r), r, key=lambda q: q.k)
+    exact, uncut = [], []
+    for r in runs:
+        curve = survival_at(widest[(r.scale, r.batch, r.prompt_len, r.out_len)], [r.k])
+        exact.append(float(tokens_per_step(curve, r.out_len - 1)[0]) / r.tokens_per_step - 1.0)
+        uncut.append(float(curve.sum()) / r.tokens_per_step - 1.0)
+    assert len(runs) >= 60
+    assert np.median(np.abs(exact)) <= 0.01 < np.median(np.abs(uncut))
