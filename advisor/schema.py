@@ -16,7 +16,7 @@ class Speedup(BaseModel):
 
 class PerK(BaseModel):
     k: int
-    expected_tokens_per_step: float
+    expected_tokens_per_step: float  # over this request's out_len - 1 decode tokens (its last step cut at max_tokens)
     tpot_speedup: float
     e2e_speedup: float
     throughput_speedup: float
