@@ -3,8 +3,8 @@
 E (`acceptance.expected_tokens`) is the mean of X, the tokens one draft-and-verify step yields, X ∈ 1..k+1. A request
 that stops after m decode tokens usually stops inside a step: the tokens that step yields past max_tokens are thrown
 away, so it spends E[steps to reach m] > m / E steps. With vLLM's 64-token outputs at k = 5 and high acceptance,
-`specadvisor validate` measured 5.25 tokens per step where E = 5.58; the exact count below gives 5.26. The effect
-fades as m grows (under 1% at 200 tokens for typical α and k) and is largest when k + 1 is close to m.
+`specadvisor validate` measured 5.25 tokens per step where E = 5.58; the exact count below gives 5.29. The effect
+fades as m grows (at 200 tokens: under 1% for k ≤ 4, 1.6% at k = 8 and α = 0.9) and is largest when k + 1 nears m.
 
 X is described by its survival curve s_j = P(X > j), j = 0..k: s_0 = 1, and s_j is the chance that the first j drafts
 were all accepted (α^j under i.i.d. acceptance; vLLM's per-position rate p_(j-1) when measured). Then E = Σ_j s_j.
