@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from advisor.acceptance import survival_per_position
 from advisor.costmodel import EngineCost
 from advisor.modelspec import ModelSpec
 from advisor.speculative import DEFAULT_SPEC_OVERHEAD_S, Setup, request_times
@@ -160,17 +161,11 @@ def compare(runs: list[Run], costs: Costs) -> list[dict]:
 
 
 def survival_at(run: Run, ks) -> np.ndarray:
-    """The step-size survival curve (`advisor.acceptance.survival`) at each k from one run's counters:
-    s_j = f·p_(j-1) for 1 ≤ j ≤ k, with p_i = per_position[i] / drafts (vLLM's unconditional per-position rate) and
-    f = drafts / target steps (< 1 when n-gram finds no match). Summed over the last axis: E = 1 + f·Σ_{i<k} p_i."""
-    ks = np.asarray(ks, dtype=int)
-    longest = int(ks.max(initial=0))
-    rates = np.zeros(longest)  # beyond the run's own k nothing was measured: no tokens counted there
-    if run.drafts:
-        p = np.asarray(run.per_position[:longest], dtype=float) / run.drafts
-        rates[:p.size] = run.draft_share * p
-    curve = np.concatenate([[1.0], rates])
-    return np.where(np.arange(longest + 1) <= ks[..., None], curve, 0.0)
+    """The step-size survival curve (`advisor.acceptance.survival_per_position`) at each k ≤ the run's own k, from
+    its counters: s_j = f·p_(j-1) for 1 ≤ j ≤ k, with p_i = per_position[i] / drafts (vLLM's unconditional
+    per-position rate) and f = drafts / target steps (< 1 when n-gram finds no match). Summed over the last axis:
+    E = 1 + f·Σ_{i<k} p_i."""
+    return survival_per_position(run.draft_share * np.asarray(run.per_position, dtype=float) / max(run.drafts, 1), ks)
 
 
 def decisions(runs: list[Run], rows: list[dict], costs: Costs) -> list[dict]:
