@@ -28,9 +28,9 @@ class Grid:
     def settings(self) -> dict:
         return asdict(self)
 
-    def estimate(self, models: dict, cost, repeats: int) -> float:
-        """Engine seconds for every model's grid (engine start-up excluded)."""
-        return sum(bench.estimate_seconds(spec, cost, self.points(role), repeats, bench.PLAN_CHUNK)
+    def estimate(self, models: dict, cost, repeats: int, min_seconds: float = 0.0) -> float:
+        """Engine seconds for every model's grid (engine start-up excluded), each at least `min_seconds`."""
+        return sum(max(min_seconds, bench.estimate_seconds(spec, cost, self.points(role), repeats, bench.PLAN_CHUNK))
                    for role, spec in models.items())
 
 
@@ -50,9 +50,10 @@ def shrink_to_budget(grid: Grid, models: dict, cost, repeats: int, budget: float
     return grid, seconds
 
 
-def describe(grid: Grid, models: dict, seconds: float, repeats: int, basis: str) -> str:
-    lines = [f"calibration grid: {repeats} rounds, about {seconds:.0f} s of engine time (estimated from {basis}; "
-             "engine start-up not included)"]
+def describe(grid: Grid, models: dict, seconds: float, repeats: int, min_seconds: float, basis: str) -> str:
+    more = f", more until each model has been measured for {min_seconds:.0f} s" if min_seconds > 0 else ""
+    lines = [f"calibration grid: {repeats} rounds{more}; about {seconds:.0f} s of engine time (estimated from "
+             f"{basis}; engine start-up not included)"]
     for role, spec in models.items():
         pts = grid.points(role)
         by = {k: [p for p in pts if p.kind == k] for k in bench.KINDS}

@@ -12,7 +12,7 @@ import time
 from advisor.errors import InputError
 
 from . import bench
-from .runner import measure_run, missing_samples, point_of
+from .runner import measure_run, next_round, point_of
 
 
 def _columns():
@@ -23,7 +23,8 @@ def _columns():
             TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
 
 
-def run_models(profile, specs: dict, sources: dict, cost, *, repeats: int, seed: int, save, console=None) -> None:
+def run_models(profile, specs: dict, sources: dict, cost, *, repeats: int, min_seconds: float, seed: int,
+               save, console=None) -> None:
     from rich.console import Console
     from rich.progress import Progress
 
@@ -31,7 +32,7 @@ def run_models(profile, specs: dict, sources: dict, cost, *, repeats: int, seed:
     settings = profile.settings
     with Progress(*_columns(), console=console, transient=False) as progress:
         for role, run in (("target", profile.target), ("draft", profile.draft)):
-            if run is None or missing_samples(run, repeats) == 0:
+            if run is None or _complete(run, repeats, min_seconds):
                 continue
             starting = progress.add_task(f"{role}: starting vLLM", total=None)
             began = time.monotonic()
@@ -45,11 +46,26 @@ def run_models(profile, specs: dict, sources: dict, cost, *, repeats: int, seed:
                                * [bench.DECODE_STEPS + 1 if p.kind == "decode" else 1 for p in points])
                 total = sum(w * max(0, repeats - len(m.samples)) for w, m in zip(weights, run.points))
                 task = progress.add_task(f"{role}: measuring {len(points)} points × {repeats}", total=total)
-                measure_run(engine, run, repeats=repeats, seed=seed, save=save, weights=weights,
-                            advance=lambda w: progress.advance(task, w))
+                more = None  # the bar for rounds past `repeats`, in measured seconds, made when one starts
+                for i, round_ in measure_run(engine, run, repeats=repeats, min_seconds=min_seconds, seed=seed,
+                                             save=save):
+                    if round_ < repeats:
+                        progress.advance(task, weights[i])
+                        continue
+                    if more is None:
+                        progress.update(task, completed=total)
+                        more = progress.add_task(f"{role}: more rounds until {min_seconds:.0f} s measured",
+                                                 total=min_seconds)
+                    progress.update(more, completed=min(run.engine_seconds, min_seconds))
                 progress.update(task, completed=total)
+                if more is not None:
+                    progress.update(more, completed=min_seconds)
             finally:
                 engine.close()
+
+
+def _complete(run, repeats: int, min_seconds: float) -> bool:
+    return next_round([len(m.samples) for m in run.points], run.engine_seconds, repeats, min_seconds) is None
 
 
 def _open(source: str, settings: dict, seed: int):

@@ -45,7 +45,16 @@ def test_a_tight_budget_shrinks_the_grid_until_it_fits(pair):
     grid, seconds = shrink_to_budget(full, pair, cost, 3, 30.0)
     assert seconds <= 30.0 < full.estimate(pair, cost, 3)
     assert grid.max_context < 4096 or grid.max_batch < 64
-    assert "about" in describe(grid, pair, seconds, 3, "the l4 datasheet")
+    assert "about" in describe(grid, pair, seconds, 3, 20.0, "the l4 datasheet")
+
+
+def test_the_estimate_counts_each_model_at_least_its_minimum_time(pair):
+    cost = EngineCost.from_datasheet(load_hardware("h100-sxm"))
+    grid = Grid(4, 256, 3, True, 0)
+    alone = {role: grid.estimate({role: spec}, cost, 3) for role, spec in pair.items()}
+    assert max(alone.values()) < 20.0  # a grid this small takes under the floor on an H100
+    assert grid.estimate(pair, cost, 3, min_seconds=20.0) == 20.0 * len(pair)
+    assert grid.estimate(pair, cost, 3, min_seconds=0.0) == sum(alone.values())
 
 
 def test_decode_points_are_predicted_at_their_mean_context(llama8b):
