@@ -181,7 +181,7 @@ def summary(path: Path) -> str:
                      f"step {f.step_overhead * 1e3:.3g} ms (+{f.multi_token_overhead * 1e3:.3g} ms if N > 1) + "
                      f"{f.seq_overhead * 1e3:.3g} ms/seq + {f.token_overhead * 1e3:.3g} ms/token; held-out error "
                      f"median {100 * f.heldout_median_error:.1f}% worst {100 * f.heldout_worst_error:.1f}%; "
-                     f"{run.engine_seconds:.0f} s measuring")
+                     f"{min(len(m.samples) for m in run.points)} rounds in {run.engine_seconds:.0f} s")
     lines.append(f"use it: specadvisor recommend --target {profile.target.source} "
                  + (f"--draft {profile.draft.source} " if profile.draft else "") + f"--calibration {path} ...")
     return "\n".join(lines)
