@@ -12,7 +12,7 @@ import time
 from advisor.errors import InputError
 
 from . import bench
-from .runner import measure_run, next_round, point_of
+from .runner import measure_run, point_of, round_due
 
 
 def _columns():
@@ -32,7 +32,7 @@ def run_models(profile, specs: dict, sources: dict, cost, *, repeats: int, min_s
     settings = profile.settings
     with Progress(*_columns(), console=console, transient=False) as progress:
         for role, run in (("target", profile.target), ("draft", profile.draft)):
-            if run is None or _complete(run, repeats, min_seconds):
+            if run is None or round_due(run, repeats, min_seconds) is None:
                 continue
             starting = progress.add_task(f"{role}: starting vLLM", total=None)
             began = time.monotonic()
@@ -62,10 +62,6 @@ def run_models(profile, specs: dict, sources: dict, cost, *, repeats: int, min_s
                     progress.update(more, completed=min_seconds)
             finally:
                 engine.close()
-
-
-def _complete(run, repeats: int, min_seconds: float) -> bool:
-    return next_round([len(m.samples) for m in run.points], run.engine_seconds, repeats, min_seconds) is None
 
 
 def _open(source: str, settings: dict, seed: int):

@@ -36,6 +36,11 @@ def next_round(counts: list[int], seconds: float, repeats: int, min_seconds: flo
     return done
 
 
+def round_due(run, repeats: int, min_seconds: float) -> int | None:
+    """`next_round` for a profile's model run."""
+    return next_round([len(m.samples) for m in run.points], run.engine_seconds, repeats, min_seconds)
+
+
 def measure_run(engine, run, *, repeats: int, min_seconds: float, seed: int,
                 save: Callable[[], None]) -> Iterator[tuple[int, int]]:
     """Add samples to `run.points[i].samples` round by round (see `next_round`), calling `save()` after each and
@@ -46,8 +51,7 @@ def measure_run(engine, run, *, repeats: int, min_seconds: float, seed: int,
     prefixes = bench.prefixes_for(points, engine.vocab_size, seed)
     if prefixes:
         engine.generate(prefixes, 1)  # prime the prefix cache once for every decode and verify point
-    while (round_ := next_round([len(m.samples) for m in run.points], run.engine_seconds, repeats,
-                                min_seconds)) is not None:
+    while (round_ := round_due(run, repeats, min_seconds)) is not None:
         for i in np.random.default_rng(seed + 1 + round_).permutation(len(points)):
             m = run.points[i]
             if len(m.samples) > round_:
