@@ -6,13 +6,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import memory
-from .acceptance import Acceptance
-from .errors import InputError
-from .hardware import Hardware
-from .speculative import Setup, request_times, tpot_speedup
-from .truncation import alpha_for_tokens_per_step, tokens_per_step
-from .verdict import Check, decide
+from advisor.model import memory
+from advisor.model.acceptance import Acceptance
+from advisor.errors import InputError
+from advisor.model.hardware import Hardware
+from advisor.model.speculative import Setup, request_times, tpot_speedup
+from advisor.model.truncation import alpha_for_tokens_per_step, tokens_per_step
+from advisor.verdict import Check, decide
 
 
 K_TABLE = 16  # the per-k table runs k = 0..16

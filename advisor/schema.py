@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from .summary import SCHEMA_VERSION
+from advisor.recommendation import SCHEMA_VERSION
 
 
 class Speedup(BaseModel):

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import memory
-from .acceptance import survival
-from .advise import K_TABLE, Advice, Scenario
-from .speculative import request_times, tpot_speedup, tpot_speedup_alpha
-from .truncation import tokens_per_step
-from .verdict import ENABLE_THRESHOLD
+from advisor.model import memory
+from advisor.model.acceptance import survival
+from advisor.advise import K_TABLE, Advice, Scenario
+from advisor.model.speculative import request_times, tpot_speedup, tpot_speedup_alpha
+from advisor.model.truncation import tokens_per_step
+from advisor.verdict import ENABLE_THRESHOLD
 
 PLOT_KS = np.arange(1, 9)  # the draft lengths drawn as curves: vLLM users rarely go past 8
 # Go/no-go map classes, in the order of the map's colour scale.

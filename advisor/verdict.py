@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .advise import Advice
+    from advisor.advise import Advice
 
 ENABLE_THRESHOLD = 1.10  # a gain under 10% rarely pays for a second model's VRAM, moving parts and tail risk
 DECODE_SHARE_OK = 0.5  # below this, prefill dominates the request and caps what speculation can gain

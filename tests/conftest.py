@@ -2,9 +2,9 @@
 
 import pytest
 
-from advisor.costmodel import EngineCost
-from advisor.profiles import load_hardware, load_model
-from advisor.speculative import Setup
+from advisor.model.costmodel import EngineCost
+from advisor.profiles.catalog import load_hardware, load_model
+from advisor.model.speculative import Setup
 
 
 @pytest.fixture(scope="session")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from advisor.ngram import NgramConfig
-from calibration.tinymodels import llama_config, write_model_dir
+from advisor.measured.ngram import NgramConfig
+from calibration.engine.tinymodels import llama_config, write_model_dir
 
 NGRAM = NgramConfig(k=6, min_n=1, max_n=3, max_model_len=160)
 SPECULATIVE_CONFIG = {"method": "ngram", "num_speculative_tokens": NGRAM.k,
@@ -35,7 +35,7 @@ def write_model(root: Path) -> Path:
 
 
 def open_ngram_engine(root: Path):
-    from calibration.engine import open_engine
+    from calibration.engine.vllm_engine import open_engine
 
     return open_engine(write_model(root), dummy_weights=True, speculative_config=SPECULATIVE_CONFIG,
                        max_model_len=NGRAM.max_model_len, seed=0)

@@ -3,9 +3,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from advisor import acceptance as acc
+from advisor.model import acceptance as acc
 from advisor.errors import InputError
-from advisor.speculative import walltime_improvement
+from advisor.model.speculative import walltime_improvement
 
 
 @pytest.mark.parametrize("alpha, gamma, expected", [(0.8, 5, 3.69), (0.9, 10, 6.86), (0.6, 2, 1.96)])

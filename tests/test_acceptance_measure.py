@@ -7,10 +7,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from advisor.cli import app
+from advisor.cli.app import app
 from advisor.errors import InputError
-from advisor.metrics import parse
-from calibration.acceptance_measure import MeasureConfig, load_prompts
+from advisor.measured.metrics import parse
+from calibration.measure_acceptance import MeasureConfig, load_prompts
 
 runner = CliRunner()
 
@@ -73,7 +73,7 @@ def test_measure_a_real_pair_per_prompt_save_and_recommend(tmp_path):
     import prometheus_client
     import vllm  # noqa: F401  (imported here, vLLM's log handler binds to the real stdout, not the runner's)
 
-    from calibration.testpair import PairSpec, TinyLlama, make_pair
+    from calibration.engine.testpair import PairSpec, TinyLlama, make_pair
 
     arch = TinyLlama(vocab_size=512, hidden_size=128, num_layers=4, num_heads=4, num_kv_heads=4,
                      intermediate_size=352, max_position_embeddings=512)

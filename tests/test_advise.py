@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from advisor.advise import advise
-from advisor.build import AcceptanceInput, build_scenario
+from advisor.resolve import AcceptanceInput, build_scenario
 
 
 def run(**kw):
@@ -35,7 +35,7 @@ def test_per_k_table_and_best_k_are_consistent():
 
 
 def test_break_even_alpha_is_where_decode_stops_gaining():
-    from advisor.speculative import tpot_speedup_alpha
+    from advisor.model.speculative import tpot_speedup_alpha
 
     a = run(prompt_len=200, out_len=2000)
     s = a.scenario
@@ -48,7 +48,7 @@ def test_break_even_alpha_is_where_decode_stops_gaining():
 
 
 def test_short_outputs_get_fewer_tokens_per_step_and_need_more_acceptance():
-    from advisor.acceptance import expected_tokens
+    from advisor.model.acceptance import expected_tokens
 
     advice = [run(prompt_len=200, out_len=out, acceptance=AcceptanceInput(alpha=0.9)) for out in (16, 64, 2000)]
     E = expected_tokens(0.9, advice[0].ks[1:])

@@ -2,10 +2,10 @@
 
 import pytest
 
-from advisor.costmodel import EngineCost
-from advisor.profiles import load_hardware
-from calibration import bench
-from calibration.grid import Grid, describe, shrink_to_budget
+from advisor.model.costmodel import EngineCost
+from advisor.profiles.catalog import load_hardware
+from calibration.calibrate import bench
+from calibration.calibrate.grid import Grid, describe, shrink_to_budget
 
 
 @pytest.fixture(scope="module")

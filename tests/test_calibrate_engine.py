@@ -10,11 +10,11 @@ import time
 
 import pytest
 
-from advisor.cli import main
-from calibration import profile as prof
-from calibration.command import MIN_SECONDS
-from calibration.runner import MAX_ROUNDS
-from calibration.tinymodels import llama_config, write_model_dir
+from advisor.cli.app import main
+from calibration.calibrate import profile_file as prof
+from calibration.calibrate.run import MIN_SECONDS
+from calibration.calibrate.runner import MAX_ROUNDS
+from calibration.engine.tinymodels import llama_config, write_model_dir
 
 pytestmark = pytest.mark.engine
 
@@ -30,7 +30,7 @@ REPEATS = "7"
 
 def _calibrate(args: list[str]) -> subprocess.Popen:
     # A session of its own, so the kill takes vLLM's engine-core process down with the CLI.
-    return subprocess.Popen([sys.executable, "-m", "advisor.cli", "calibrate", *args], stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "advisor.cli.app", "calibrate", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True, env={**os.environ})
 
 

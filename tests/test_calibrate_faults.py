@@ -5,10 +5,10 @@ import sys
 
 import pytest
 
-from advisor.cli import main
+from advisor.cli.app import main
 from advisor.errors import InputError
-from calibration.engine import _start_failure, open_engine
-from calibration.tinymodels import TINY_DRAFT, TINY_TARGET, write_model_dir
+from calibration.engine.vllm_engine import _start_failure, open_engine
+from calibration.engine.tinymodels import TINY_DRAFT, TINY_TARGET, write_model_dir
 
 
 @pytest.fixture
@@ -35,10 +35,10 @@ def test_an_existing_profile_is_never_overwritten_without_resume(pair, tmp_path,
 
 
 def test_resume_with_another_grid_is_refused(pair, tmp_path, capsys):
-    from calibration import profile as prof
-    from calibration.command import _run
-    from calibration.grid import Grid
-    from advisor.profiles import load_model
+    from calibration.calibrate import profile_file as prof
+    from calibration.calibrate.run import _run
+    from calibration.calibrate.grid import Grid
+    from advisor.profiles.catalog import load_model
 
     grid = Grid(max_batch=8, max_context=512, max_k=7, dummy_weights=True, seed=0)
     out = tmp_path / "cal.json"

@@ -7,17 +7,17 @@ import sys
 import numpy as np
 import pytest
 
-from advisor.cli import main
-from advisor.costmodel import EngineCost
+from advisor.cli.app import main
+from advisor.model.costmodel import EngineCost
 from advisor.errors import InputError
-from advisor.modelspec import spec_from_config
-from calibration import profile as prof
-from calibration.bench import predict
-from calibration.command import _run
-from calibration.finish import fit_profile
-from calibration.grid import Grid
-from calibration.runner import point_of
-from calibration.tinymodels import TINY_DRAFT, TINY_TARGET, write_tiny_pair
+from advisor.model.modelspec import spec_from_config
+from calibration.calibrate import profile_file as prof
+from calibration.calibrate.bench import predict
+from calibration.calibrate.run import _run
+from calibration.calibrate.finish import fit_profile
+from calibration.calibrate.grid import Grid
+from calibration.calibrate.runner import point_of
+from calibration.engine.tinymodels import TINY_DRAFT, TINY_TARGET, write_tiny_pair
 
 CPU = EngineCost(bandwidth=9e9, flops=3.5e10, step_overhead=11e-3, token_overhead=40e-6, seq_overhead=1.2e-3)
 DRAFT_CPU = EngineCost(bandwidth=3e9, flops=2e10, step_overhead=4e-3, token_overhead=5e-6, seq_overhead=2e-4)
@@ -69,7 +69,7 @@ def test_fit_of_a_stored_run_recovers_its_costs_and_is_saved_fitted(saved, specs
 
 
 def cpu_hw():
-    from advisor.profiles import load_hardware
+    from advisor.profiles.catalog import load_hardware
 
     return load_hardware(HW)
 
@@ -131,7 +131,7 @@ def test_recommend_uses_the_calibration_and_says_so(saved, pair_dirs, capsys):
 
 
 def test_recommend_without_a_matching_calibration_stays_on_the_datasheet_and_does_not_load_pydantic():
-    code = ("import sys; from advisor.build import engine_costs; from advisor.profiles import load_model, "
+    code = ("import sys; from advisor.resolve import engine_costs; from advisor.profiles.catalog import load_model, "
             "load_hardware; t, d, s = engine_costs(load_hardware('h100-sxm'), load_model('llama-3.1-8b-instruct'), "
             "load_model('llama-3.2-1b-instruct'), None, 'bf16'); print(s.split()[0], 'pydantic' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()

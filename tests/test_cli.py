@@ -5,7 +5,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from advisor.cli import app, main
+from advisor.cli.app import app, main
 from advisor.schema import Recommendation
 
 runner = CliRunner()
@@ -92,7 +92,7 @@ def test_help_into_a_closed_pipe_prints_no_traceback():
     import subprocess
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-m", "advisor.cli", "recommend", "--help"],
+    proc = subprocess.Popen([sys.executable, "-m", "advisor.cli.app", "recommend", "--help"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.close()  # like `| head -0`: the reader is gone before the help is written
     err = proc.stderr.read().decode()

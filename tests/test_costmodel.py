@@ -1,9 +1,9 @@
-"""The cost model must reproduce the known regimes (module docstring of advisor/costmodel.py)."""
+"""The cost model must reproduce the known regimes (module docstring of advisor/model/costmodel.py)."""
 
 import numpy as np
 import pytest
 
-from advisor.costmodel import EngineCost, prefill_time, step_time
+from advisor.model.costmodel import EngineCost, prefill_time, step_time
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,7 @@ def test_broadcasts_over_grids(llama8b, cost):
 
 
 def test_moe_verification_touches_more_experts():
-    from advisor.profiles import load_model
+    from advisor.profiles.catalog import load_model
 
     mixtral = load_model("mixtral-8x7b-instruct-v0.1")
     assert mixtral.active_params < 0.35 * mixtral.total_params

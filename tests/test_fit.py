@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from advisor.costmodel import EngineCost
-from calibration.bench import held_out, plan, predict
-from calibration.fit import PARAMS, FitError, fit_cost, measured_time
+from advisor.model.costmodel import EngineCost
+from calibration.calibrate.bench import held_out, plan, predict
+from calibration.calibrate.fit import PARAMS, FitError, fit_cost, measured_time
 
 CHUNK = 8192
 
@@ -36,8 +36,8 @@ def test_recovers_the_parameters_within_2_percent(llama8b, truth, grid):
 
 
 def test_recovers_a_cpu_like_engine_with_a_tiny_model(truth):
-    from advisor.modelspec import spec_from_config
-    from calibration.tinymodels import TINY_TARGET
+    from advisor.model.modelspec import spec_from_config
+    from calibration.engine.tinymodels import TINY_TARGET
 
     tiny = spec_from_config(TINY_TARGET, "tiny")
     cpu = EngineCost(bandwidth=8e9, flops=4e10, step_overhead=12e-3, token_overhead=150e-6, seq_overhead=1.5e-3,

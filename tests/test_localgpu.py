@@ -1,6 +1,6 @@
 import pytest
 
-from advisor.localgpu import match_profile
+from advisor.profiles.localgpu import match_profile
 
 
 @pytest.mark.parametrize("driver, profile", [

@@ -1,6 +1,6 @@
 import pytest
 
-from advisor import memory
+from advisor.model import memory
 
 
 def test_draft_costs_weights_kv_and_lookahead(llama8b, llama1b, rtx6000):
@@ -14,7 +14,7 @@ def test_draft_costs_weights_kv_and_lookahead(llama8b, llama1b, rtx6000):
 
 
 def test_does_not_fit_is_a_reason_not_a_crash(rtx6000):
-    from advisor.profiles import load_model, load_hardware
+    from advisor.profiles.catalog import load_model, load_hardware
 
     big = load_model("llama-3.1-70b-instruct")
     budget = memory.budget(big, None, "ngram", 0, load_hardware("rtx-3060-12gb"), prompt_len=1000, out_len=100)
@@ -24,7 +24,7 @@ def test_does_not_fit_is_a_reason_not_a_crash(rtx6000):
 
 
 def test_tensor_parallel_shards_weights_and_kv(h100):
-    from advisor.profiles import load_model
+    from advisor.profiles.catalog import load_model
 
     big = load_model("llama-3.1-70b-instruct")
     one = memory.budget(big, None, "ngram", 0, h100, prompt_len=1000, out_len=100, tp=1)

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from advisor.cli import app
+from advisor.cli.app import app
 from advisor.errors import InputError
-from advisor.metrics import parse, read_text, render, scrape
-from advisor.posterior import Counts
+from advisor.measured.metrics import parse, read_text, render, scrape
+from advisor.measured.posterior import Counts
 
 DATA = Path(__file__).parent / "data"
 NGRAM_TEXT = (DATA / "vllm_metrics_ngram.prom").read_text()
@@ -161,7 +161,7 @@ def test_recommend_reads_a_server_directly(server):
 def test_text_rendered_from_a_running_engine_parses_back(ngram_engine):
     import prometheus_client
 
-    from calibration.acceptance_measure import snapshot_counts
+    from calibration.measure_acceptance import snapshot_counts
     from ngram_engine import prompts
 
     ngram_engine.generate(prompts()[:3], 60)

@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from advisor.cli import app
+from advisor.cli.app import app
 from advisor.errors import InputError
-from advisor.metrics import parse
-from advisor.ngram import NgramConfig, counts, propose, simulate
-from advisor.posterior import Counts
+from advisor.measured.metrics import parse
+from advisor.measured.ngram import NgramConfig, counts, propose, simulate
+from advisor.measured.posterior import Counts
 
 runner = CliRunner()
 
@@ -195,7 +195,7 @@ def test_saved_replay_feeds_recommend(tmp_path):
 
 @pytest.mark.engine
 def test_replay_reproduces_vllms_counts_exactly(ngram_engine):
-    from calibration.acceptance_measure import MeasureConfig, measure_on
+    from calibration.measure_acceptance import MeasureConfig, measure_on
     from ngram_engine import NGRAM as CFG
     from ngram_engine import prompts
 

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from advisor import sweeps
 from advisor.advise import advise
-from advisor.build import AcceptanceInput, build_scenario
-from advisor.cli import app, main
+from advisor.resolve import AcceptanceInput, build_scenario
+from advisor.cli.app import app, main
 
 pytest.importorskip("matplotlib")
 runner = CliRunner()
@@ -68,7 +68,7 @@ def test_plot_takes_the_same_scenario_flags_as_recommend():
 
 
 def test_cli_import_does_not_load_matplotlib():
-    code = "import sys, advisor.cli; print('matplotlib' in sys.modules)"
+    code = "import sys, advisor.cli.app; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 

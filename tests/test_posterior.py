@@ -6,10 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from advisor.advise import advise
-from advisor.build import AcceptanceInput, build_scenario
+from advisor.resolve import AcceptanceInput, build_scenario
 from advisor.errors import InputError
-from advisor.metrics import render
-from advisor.posterior import Counts, acceptance_from_counts, alpha_posterior, beta_interval, summary
+from advisor.measured.metrics import render
+from advisor.measured.posterior import Counts, acceptance_from_counts, alpha_posterior, beta_interval, summary
 from advisor.verdict import ENABLE_THRESHOLD
 
 

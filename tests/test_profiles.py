@@ -3,8 +3,8 @@ import json
 import pytest
 
 from advisor.errors import InputError
-from advisor.modelspec import spec_from_config
-from advisor.profiles import load_hardware, load_model, names
+from advisor.model.modelspec import spec_from_config
+from advisor.profiles.catalog import load_hardware, load_model, names
 
 REQUIRED_GPUS = ["rtx-pro-6000-blackwell", "b200", "h200", "h100-sxm", "h100-pcie", "a100-80gb-sxm",
                  "a100-40gb-sxm", "l40s", "l4", "a10g", "rtx-4090", "rtx-3090", "rtx-3060-12gb", "rtx-a6000", "mi300x"]

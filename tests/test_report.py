@@ -1,7 +1,7 @@
 from advisor.advise import advise
-from advisor.build import build_scenario
-from advisor.report import markdown, text
-from advisor.summary import summarize
+from advisor.resolve import build_scenario
+from advisor.render.report import markdown, text
+from advisor.recommendation import summarize
 
 
 def summary(**kw):
@@ -18,7 +18,7 @@ def test_text_marks_best_k_and_paints_only_on_request():
 
 
 def test_off_verdict_says_speculation_off_and_prints_no_schedule():
-    from advisor.build import AcceptanceInput
+    from advisor.resolve import AcceptanceInput
 
     r = summary(acceptance=AcceptanceInput(alpha=0.05))
     assert r["best_k"] == 0

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from advisor import capacity as cap
+from advisor.model import capacity as cap
 from advisor.advise import K_TABLE
-from advisor.build import AcceptanceInput, build_scenario
-from advisor.cli import app, main
-from advisor.plan import Lengths, load_plan
-from advisor.profiles import profiles_dir
-from advisor.review import review, totals
+from advisor.resolve import AcceptanceInput, build_scenario
+from advisor.cli.app import app, main
+from advisor.review.plan import Lengths, load_plan
+from advisor.profiles.catalog import profiles_dir
+from advisor.review.evaluate import review, totals
 
 pytest.importorskip("matplotlib")
 PLANS = sorted((profiles_dir() / "plans").glob("*.toml"))

@@ -1,7 +1,7 @@
 """Which round `calibrate` measures next: interrupted rounds first, then the rounds asked for, then more until the
 model has been measured long enough for a burst of load to spoil only a minority of them."""
 
-from calibration.runner import MAX_ROUNDS, next_round
+from calibration.calibrate.runner import MAX_ROUNDS, next_round
 
 
 def test_the_rounds_asked_for_come_first_whatever_the_time():

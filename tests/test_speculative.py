@@ -3,10 +3,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from advisor.acceptance import expected_tokens
-from advisor.costmodel import EngineCost
-from advisor.profiles import load_model
-from advisor.speculative import Setup, request_times, tpot_speedup, tpot_speedup_alpha, walltime_improvement
+from advisor.model.acceptance import expected_tokens
+from advisor.model.costmodel import EngineCost
+from advisor.profiles.catalog import load_model
+from advisor.model.speculative import Setup, request_times, tpot_speedup, tpot_speedup_alpha, walltime_improvement
 
 alphas = st.floats(0.0, 1.0)
 ks = st.integers(1, 16)
@@ -117,7 +117,7 @@ def test_tpot_speedup_uses_given_tokens_per_step(default_setup):
 
 def test_draft_first_pass_reads_the_verified_tokens(llama8b, llama1b, rtx6000):
     """vLLM's draft proposer feeds its first pass all k+1 tokens the target verified; the other k-1 bring one."""
-    from advisor.costmodel import step_time
+    from advisor.model.costmodel import step_time
 
     cost = EngineCost.from_datasheet(rtx6000).with_overheads(multi_token_overhead=0.003)
     setup = Setup(llama8b, cost, "draft_model", draft=llama1b, draft_cost=cost)

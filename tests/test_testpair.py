@@ -6,8 +6,8 @@ import json
 import pytest
 
 from advisor.errors import InputError
-from advisor.profiles import load_model
-from calibration.testpair import LEVELS, PairSpec, TinyLlama, make_pair, target_weights
+from advisor.profiles.catalog import load_model
+from calibration.engine.testpair import LEVELS, PairSpec, TinyLlama, make_pair, target_weights
 
 SMALL = TinyLlama(vocab_size=512, hidden_size=64, num_layers=4, num_heads=4, num_kv_heads=2, intermediate_size=128)
 
@@ -63,7 +63,7 @@ def test_levels_are_ordered_from_low_to_high_acceptance():
 def test_agreement_falls_as_the_scale_grows(tmp_path):
     """Teacher-forced greedy agreement of draft and target (transformers, float32, no vLLM) is what greedy
     rejection sampling accepts: it must fall from near 1 to low as the target's extra layers grow louder."""
-    from calibration.testpair import greedy_agreement
+    from calibration.engine.testpair import greedy_agreement
 
     rng_prompts = [[(37 * i + 11 * j) % 500 + 3 for j in range(24)] for i in range(3)]
     agreement = [greedy_agreement(make_pair(tmp_path / f"s{s}", PairSpec(s, arch=SMALL)), rng_prompts, 24)
@@ -74,7 +74,7 @@ def test_agreement_falls_as_the_scale_grows(tmp_path):
 
 
 def test_cli_make_test_pair(tmp_path, capsys):
-    from advisor.cli import main
+    from advisor.cli.app import main
 
     assert main(["make-test-pair", "--out", str(tmp_path / "p"), "--scale", "0.05", "--draft-layers", "2"]) == 0
     printed = capsys.readouterr().out

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from advisor.acceptance import expected_tokens, survival, survival_per_position
-from advisor.truncation import EXACT_TOKENS, alpha_for_tokens_per_step, expected_steps, tokens_per_step
+from advisor.model.acceptance import expected_tokens, survival, survival_per_position
+from advisor.model.truncation import EXACT_TOKENS, alpha_for_tokens_per_step, expected_steps, tokens_per_step
 
 
 def simulate_steps(curve: np.ndarray, m: int, requests: int, rng: np.random.Generator) -> np.ndarray:

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from calibration.validate import Grid, Run, run_grid
+from calibration.validation.run import Grid, Run, run_grid
 
 pytestmark = pytest.mark.engine
 
@@ -19,7 +19,7 @@ BASELINE_MAX_LEN = 80  # prompt 64 + 24 output tokens does not fit: those baseli
 
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
-    from calibration.engine import open_engine
+    from calibration.engine.vllm_engine import open_engine
 
     def opener(model, spec):
         return open_engine(model, speculative_config=spec, skip_tokenizer_init=True,
@@ -59,7 +59,7 @@ def test_four_acceptance_levels_ordered_by_the_residual_scale(measured):
     mean = {key: sum(v) / len(v) for key, v in rate.items()}
     assert len(mean) == 4, mean
     # Greedy, a quieter target (smaller scale) is far easier for its first layer to predict: ~0.3 against ~0.85
-    # (calibration.testpair.LEVELS).
+    # (calibration.engine.testpair.LEVELS).
     assert mean[(0.02, 0.0)] > mean[(0.2, 0.0)] + 0.3, mean
     # Sampling at T = 1 lowers both pairs to near the floor. Which of the two is higher there is within the sampling
     # noise of this small grid (0.07 vs 0.18 in one run, 0.10 vs 0.06 in another), so only the drop is asserted.
@@ -69,12 +69,12 @@ def test_four_acceptance_levels_ordered_by_the_residual_scale(measured):
 
 def test_short_outputs_end_mid_step_as_the_model_counts(measured):
     """vLLM drops the tokens of a request's last step past max_tokens, so over 23 decode tokens a run at high
-    acceptance takes more target steps than m / (1 + Σ p_i); `advisor.truncation` counts them exactly. Both are
+    acceptance takes more target steps than m / (1 + Σ p_i); `advisor.model.truncation` counts them exactly. Both are
     computed from each run's own acceptance counters and summed over the greedy runs of the quieter pair (~150 steps)
     against the steps measured. In 400 simulated repeats of this grid the exact count always lands within 3% and
     the uncut one always more than 3% short."""
-    from advisor.truncation import expected_steps
-    from calibration.validate_report import survival_at
+    from advisor.model.truncation import expected_steps
+    from calibration.validation.report import survival_at
 
     runs = [r for r in spec_runs(measured) if r.ok and r.temperature == 0.0 and r.scale == min(GRID.scales)]
     steps = sum(r.steps for r in runs)
@@ -93,10 +93,10 @@ def test_timings_come_from_one_clock(measured):
 
 
 def test_report_from_the_real_runs(measured, tmp_path):
-    from advisor.costmodel import EngineCost
-    from advisor.profiles import load_model
-    from calibration.validate_report import Costs
-    from calibration.validate_write import write_report
+    from advisor.model.costmodel import EngineCost
+    from advisor.profiles.catalog import load_model
+    from calibration.validation.report import Costs
+    from calibration.validation.write import write_report
 
     pair = measured.pairs[GRID.scales[0]]
     # Any fixed costs do for the bookkeeping checked here; docs/validation/ uses a real calibration.
@@ -116,7 +116,7 @@ def test_report_from_the_real_runs(measured, tmp_path):
 
 
 def test_an_engine_that_fails_to_start_is_recorded_not_raised(tmp_path):
-    from calibration.engine import open_engine
+    from calibration.engine.vllm_engine import open_engine
 
     broken = tmp_path / "broken"
     broken.mkdir()

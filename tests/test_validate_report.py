@@ -7,12 +7,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from advisor.costmodel import EngineCost
-from advisor.modelspec import spec_from_config
-from advisor.speculative import request_times
-from calibration.testpair import TinyLlama, hf_config
-from calibration.validate import Grid, Run
-from calibration.validate_report import (DECISION_TOLERANCE, Costs, compare, decisions, summarize,
+from advisor.model.costmodel import EngineCost
+from advisor.model.modelspec import spec_from_config
+from advisor.model.speculative import request_times
+from calibration.engine.testpair import TinyLlama, hf_config
+from calibration.validation.run import Grid, Run
+from calibration.validation.report import (DECISION_TOLERANCE, Costs, compare, decisions, summarize,
                                          survival_at)
 
 ARCH = TinyLlama()
@@ -106,7 +106,7 @@ def test_tokens_per_step_counts_steps_without_drafts():
 
 
 def test_empty_grid_is_one_clear_error(tmp_path, capsys):
-    from advisor.cli import main
+    from advisor.cli.app import main
 
     assert main(["validate", "--out", str(tmp_path), "--ks", ""]) == 2
     err = capsys.readouterr().err.strip()
@@ -121,7 +121,7 @@ def test_empty_grid_is_one_clear_error(tmp_path, capsys):
     ([], "validation.json exists: pass --resume"),
 ])
 def test_earlier_measurements_are_continued_never_overwritten(tmp_path, capsys, args, message):
-    from advisor.cli import main
+    from advisor.cli.app import main
 
     kept = '{"kind": "specadvisor-validation"}' if not args else None
     if kept:
@@ -135,7 +135,7 @@ def test_earlier_measurements_are_continued_never_overwritten(tmp_path, capsys, 
 
 
 def test_report_files_from_synthetic_runs(costs, tmp_path):
-    from calibration.validate_write import read_measurements, write_report
+    from calibration.validation.write import read_measurements, write_report
 
     grid = Grid(scales=(0.1,), ks=(1, 2, 4), batches=(4,), prompt_lens=(32,), out_lens=(65,), ngram=False)
     runs = synthetic_runs(costs, 0.7)
@@ -152,7 +152,7 @@ def test_report_files_from_synthetic_runs(costs, tmp_path):
 def test_speculative_bookkeeping_is_measured_from_the_ngram_engine(costs):
     """n-gram steps that found no match cost a decode step plus the bookkeeping: the fit recovers a + b·B exactly,
     and those calibration points stay out of the statistics."""
-    from calibration.validate_report import spec_overheads
+    from calibration.validation.report import spec_overheads
 
     a, b = 0.003, 4e-4
     runs = []
@@ -177,8 +177,8 @@ def test_the_committed_report_is_what_the_model_says_about_its_measurements():
     calibration gives the committed numbers. A cost-model change that moves them needs `validate --from-json`."""
     from pathlib import Path
 
-    from calibration.validate_report import analyse
-    from calibration.validate_write import grid_costs, read_measurements
+    from calibration.validation.report import analyse
+    from calibration.validation.write import grid_costs, read_measurements
 
     folder = Path(__file__).resolve().parents[1] / "docs" / "validation"
     grid, measured, _ = read_measurements(str(folder / "validation.json"))
@@ -193,7 +193,7 @@ def test_the_committed_report_is_what_the_model_says_about_its_measurements():
 
 def test_passes_rerun_the_engine_list_in_alternating_order(tmp_path):
     # The loop over passes is what is tested; every engine "fails to start", so no engine is involved.
-    from calibration.validate import run_grid
+    from calibration.validation.run import run_grid
 
     def no_engine(model, spec):
         raise RuntimeError("not started")
@@ -213,7 +213,7 @@ def test_passes_rerun_the_engine_list_in_alternating_order(tmp_path):
 
 
 def test_an_interrupted_run_resumes_where_it_stopped(tmp_path):
-    from calibration.validate import run_grid
+    from calibration.validation.run import run_grid
 
     started = []
 
@@ -245,8 +245,8 @@ def test_resume_and_more_passes_rewrite_the_measurements_after_every_engine(tmp_
     # validate --resume --more-passes 1 on a run cut short after 3 engines; engines "fail to start" (no vLLM here).
     import functools
 
-    from calibration import validate_write
-    from calibration.validate import Measured, run_grid
+    from calibration.validation import write as validate_write
+    from calibration.validation.run import Measured, run_grid
 
     def no_engine(model, spec):
         raise RuntimeError("not started")
@@ -265,7 +265,7 @@ def test_resume_and_more_passes_rewrite_the_measurements_after_every_engine(tmp_
 
 
 def test_every_round_has_its_own_prompts_and_every_engine_the_same():
-    from calibration.validate import WARM_UP_SEED_OFFSET, prompts_for, round_seed
+    from calibration.validation.run import WARM_UP_SEED_OFFSET, prompts_for, round_seed
 
     grid = Grid(scales=(0.1,), ks=(1,), batches=(2,), prompt_lens=(16,), out_lens=(4,), repeats=3)
     rounds = [prompts_for(2, 16, 4096, round_seed(grid, r)) for r in range(grid.repeats)]
@@ -275,7 +275,7 @@ def test_every_round_has_its_own_prompts_and_every_engine_the_same():
 
 
 def test_each_point_is_its_median_pass_and_the_baseline_the_median_of_its_runs(costs):
-    from calibration.validate_report import analyse, pass_spread, typical
+    from calibration.validation.report import analyse, pass_spread, typical
 
     one = synthetic_runs(costs, 0.8, ks=(2,))
     slow, fast = 1.3, 0.8  # two other passes: one engine instance 30% slower, one 20% faster on every point
@@ -312,9 +312,9 @@ def test_the_committed_runs_end_mid_step_as_the_model_says():
     decision check does (`truncation`: the last step of a 64-token output cut short), against the measured ones."""
     from pathlib import Path
 
-    from advisor.truncation import tokens_per_step
-    from calibration.validate_report import typical
-    from calibration.validate_write import read_measurements
+    from advisor.model.truncation import tokens_per_step
+    from calibration.validation.report import typical
+    from calibration.validation.write import read_measurements
 
     _, measured, _ = read_measurements(str(Path(__file__).resolve().parents[1] / "docs/validation/validation.json"))
     runs = [r for r in typical(measured.runs) if r.method == "draft_model" and r.ok]

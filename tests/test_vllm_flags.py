@@ -3,10 +3,10 @@ import shlex
 
 import pytest
 
-from advisor.costmodel import EngineCost
-from advisor.profiles import load_model
-from advisor.speculative import Setup
-from advisor.vllm_flags import serve_command, speculative_config
+from advisor.model.costmodel import EngineCost
+from advisor.profiles.catalog import load_model
+from advisor.model.speculative import Setup
+from advisor.vllm import serve_command, speculative_config
 
 
 def test_draft_model_config_and_schedule(default_setup):

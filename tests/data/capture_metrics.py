@@ -40,7 +40,7 @@ def main(kind: str) -> None:
     sys.path.insert(0, str(HERE.parent))
     from ngram_engine import SPECULATIVE_CONFIG, open_ngram_engine, prompts, write_model
 
-    from calibration.engine import open_engine
+    from calibration.engine.vllm_engine import open_engine
 
     with tempfile.TemporaryDirectory() as root:
         if kind == "ngram":

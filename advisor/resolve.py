@@ -1,0 +1,177 @@
+"""From what a user types (names, flags) to a validated Scenario. The CLI and the review both come through here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from advisor.model import acceptance as acc_mod
+from advisor.model.acceptance import Acceptance
+from advisor.advise import Scenario
+from advisor.model.costmodel import EngineCost
+from advisor.errors import InputError
+from advisor.model.hardware import Hardware
+from advisor.profiles.localgpu import resolve_gpu
+from advisor.model.modelspec import ModelSpec
+from advisor.profiles.catalog import load_hardware, load_model, names, slug
+from advisor.model.speculative import METHODS, Setup
+
+DEFAULT_TARGET = "llama-3.1-8b-instruct"
+DEFAULT_DRAFT = "llama-3.2-1b-instruct"
+DEFAULT_GPU = "rtx-pro-6000-blackwell"
+DEFAULT_TASK = "structured"
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptanceInput:
+    """The acceptance flags as typed; at most one source may be given (a task prior is the fallback)."""
+
+    alpha: float | None = None  # --alpha
+    rate: float | None = None  # --acceptance-rate (vLLM accepted/drafted)
+    length: float | None = None  # --acceptance-length (mean tokens per step, bonus included)
+    measured_k: int | None = None  # --measured-k: the k that rate/length were measured at
+    per_position: str | None = None  # --acceptance-per-pos "a1,a2,..."
+    task: str | None = None  # --task
+    metrics: str | None = None  # --metrics URL|FILE: vLLM spec-decode counters (a server, or a saved measurement)
+    measured_temperature: float | None = None  # --measured-temperature (defaults to the served temperature)
+
+
+def resolve_acceptance(inp: AcceptanceInput, temperature: float) -> Acceptance:
+    given = [name for name, value in (("--alpha", inp.alpha), ("--acceptance-rate", inp.rate),
+                                      ("--acceptance-length", inp.length), ("--acceptance-per-pos", inp.per_position),
+                                      ("--task", inp.task), ("--metrics", inp.metrics)) if value is not None]
+    if len(given) > 1:
+        raise InputError(f"give one acceptance source, not {' and '.join(given)}")
+    if not 0.0 <= temperature <= acc_mod.MAX_TEMPERATURE:
+        raise InputError(f"--temperature must be in [0, {acc_mod.MAX_TEMPERATURE:g}], got {temperature}")
+    if inp.rate is not None or inp.length is not None:
+        if inp.measured_k is None:
+            flag = "--acceptance-rate" if inp.rate is not None else "--acceptance-length"
+            raise InputError(f"{flag} depends on the k it was measured at: add --measured-k K")
+        if inp.rate is not None:
+            alpha = acc_mod.alpha_from_rate(inp.rate, inp.measured_k)
+            found = acc_mod.from_point(alpha, f"--acceptance-rate {inp.rate:g} at k={inp.measured_k} -> α {alpha:.3f}")
+        else:
+            alpha = acc_mod.alpha_from_length(inp.length, inp.measured_k)
+            found = acc_mod.from_point(alpha, f"--acceptance-length {inp.length:g} at k={inp.measured_k} -> α {alpha:.3f}")
+    elif inp.alpha is not None:
+        found = acc_mod.from_point(inp.alpha, f"--alpha {inp.alpha:g}")
+    elif inp.metrics is not None:
+        return _from_metrics(inp, temperature)
+    elif inp.per_position is not None:
+        try:
+            rates = [float(x) for x in inp.per_position.split(",") if x.strip()]
+        except ValueError:
+            raise InputError(f"--acceptance-per-pos takes comma-separated numbers, got {inp.per_position!r}") from None
+        found = acc_mod.from_per_position(rates)
+    else:
+        # Priors describe greedy decoding, so they are carried from T = 0 to the served temperature.
+        return acc_mod.from_task(inp.task or DEFAULT_TASK).at_temperature(temperature, 0.0)
+    measured_at = temperature if inp.measured_temperature is None else inp.measured_temperature
+    return found.at_temperature(temperature, measured_at)
+
+
+def _from_metrics(inp: AcceptanceInput, temperature: float) -> Acceptance:
+    """Counts -> Beta posterior (advisor.measured.posterior), carried to the served temperature. A saved measurement
+    records its temperature; a live server does not, so it is taken as the served one unless --measured-temperature."""
+    from advisor.measured.metrics import scrape
+    from advisor.measured.posterior import acceptance_from_counts
+
+    found = scrape(inp.metrics)
+    acc = acceptance_from_counts(found.counts, found.origin)
+    measured_at = inp.measured_temperature if inp.measured_temperature is not None else found.measured_temperature
+    if measured_at is None:
+        acc = replace(acc, notes=(*acc.notes, f"the metrics do not say what temperature they were sampled at: taken "
+                                  f"as the served T={temperature:g} (pass --measured-temperature if not)"))
+        measured_at = temperature
+    return acc.at_temperature(temperature, measured_at)
+
+
+def default_draft(target: ModelSpec, method: str) -> str | None:
+    """The draft a user would most likely pair: for EAGLE, the head trained for this target; for a draft model,
+    the largest same-family profile at most 1/8 of the target's size (smaller drafts are cheaper but accept less)."""
+    if method == "ngram":
+        return None
+    if target.name.lower() == "llama-3.1-8b-instruct" and method == "draft_model":
+        return DEFAULT_DRAFT
+    best: tuple[int, str] | None = None
+    for name in names("models"):
+        candidate = load_model(name)
+        if candidate.family != target.family or candidate.vocab_size != target.vocab_size:
+            continue
+        if method == "eagle" and candidate.kind == "eagle_head" and slug(candidate.trained_for) == slug(target.name):
+            return name
+        if method == "draft_model" and candidate.kind == "model" and candidate.total_params * 8 <= target.total_params:
+            if best is None or candidate.total_params > best[0]:
+                best = (candidate.total_params, name)
+    if best is None:
+        raise InputError(f"no {'EAGLE head' if method == 'eagle' else 'draft model'} profile matches "
+                         f"{target.name}: pass --draft NAME|DIR")
+    return best[1]
+
+
+def check_pair(target: ModelSpec, draft: ModelSpec | None, method: str, tp: int) -> None:
+    if method not in METHODS:
+        raise InputError(f"unknown --method {method!r}; choose one of {', '.join(METHODS)}")
+    if target.num_heads % tp or (draft is not None and draft.num_heads % tp):
+        raise InputError(f"--num-gpus {tp} must divide the attention heads ({target.num_heads} in {target.name}"
+                         + (f", {draft.num_heads} in {draft.name})" if draft is not None else ")"))
+    if draft is None:
+        return
+    if method == "eagle" and draft.kind != "eagle_head":
+        raise InputError(f"--method eagle needs an EAGLE head as --draft, and {draft.name} is a full model")
+    if method == "draft_model" and draft.kind == "eagle_head":
+        raise InputError(f"{draft.name} is an EAGLE head: use --method eagle")
+    if draft.kind == "model" and draft.total_params >= target.total_params:
+        raise InputError(f"the draft ({draft.name}, {draft.total_params / 1e9:.2f}B) is not smaller than the target "
+                         f"({target.name}, {target.total_params / 1e9:.2f}B): swap them, or pick a smaller draft")
+    if method == "draft_model" and draft.vocab_size != target.vocab_size:
+        raise InputError(f"vocabulary mismatch: vLLM's draft_model needs the same vocab_size, but {draft.name} has "
+                         f"{draft.vocab_size} and {target.name} has {target.vocab_size}; pick a same-family draft "
+                         "or use --method ngram")
+
+
+def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, method: str = "draft_model",
+                   gpu: str = DEFAULT_GPU, num_gpus: int = 1, batch: int = 1, prompt_len: int, out_len: int,
+                   temperature: float = 0.0, k: int | None = None, gpu_memory_utilization: float = 0.9,
+                   acceptance: AcceptanceInput = AcceptanceInput(), cost_ratio: float | None = None,
+                   calibration: str | None = None, weight_dtype: str = "bf16") -> Scenario:
+    if method not in METHODS:
+        raise InputError(f"unknown --method {method!r}; choose one of {', '.join(METHODS)}")
+    if num_gpus < 1:
+        raise InputError(f"--num-gpus must be at least 1, got {num_gpus}")
+    if cost_ratio is not None and not 0.0 < cost_ratio < 10.0:
+        raise InputError(f"--cost-ratio (draft step / target step) must be in (0, 10), got {cost_ratio}")
+    target_spec = load_model(target)
+    if target_spec.kind == "eagle_head":
+        raise InputError(f"{target_spec.name} is an EAGLE draft head, not a target model")
+    hw = load_hardware(resolve_gpu(gpu))
+    draft_name = draft if draft is not None or cost_ratio is not None else default_draft(target_spec, method)
+    draft_spec = load_model(draft_name) if draft_name is not None and method != "ngram" else None
+    check_pair(target_spec, draft_spec, method, num_gpus)
+    acc = resolve_acceptance(acceptance, temperature)
+    target_cost, draft_cost, source = engine_costs(hw, target_spec, draft_spec, calibration, weight_dtype)
+    setup = Setup(target=target_spec, target_cost=target_cost, method=method, draft=draft_spec,
+                  draft_cost=draft_cost, tp=num_gpus, cost_ratio=cost_ratio)
+    if cost_ratio is not None:
+        source += f"; draft/target step ratio overridden to {cost_ratio:g}"
+    return Scenario(setup=setup, hardware=hw, acceptance=acc, prompt_len=prompt_len, out_len=out_len, batch=batch,
+                    temperature=temperature, k=k, gpu_memory_utilization=gpu_memory_utilization, cost_source=source)
+
+
+def engine_costs(hw: Hardware, target: ModelSpec, draft: ModelSpec | None, calibration: str | None,
+                 weight_dtype: str) -> tuple[EngineCost, EngineCost | None, str]:
+    """Measured costs when a calibration applies (given, or found in profiles/calibrations), else the datasheet's."""
+    try:
+        from calibration.calibrate.profile_file import costs_for
+    except ImportError:  # the calibration package is optional at run time
+        costs_for = None
+    if costs_for is not None:
+        found = costs_for(calibration, target, draft, hw)
+        if found is not None:
+            return found
+    elif calibration is not None:
+        raise InputError("--calibration needs the calibration package, which is not installed")
+    cost = EngineCost.from_datasheet(hw, weight_dtype)
+    return cost, (cost if draft is not None else None), (
+        f"datasheet roofline ({hw.name}: {hw.memory_bandwidth_gbs:g} GB/s x 0.85, {hw.bf16_tflops:g} TFLOP/s x 0.6; "
+        "run `specadvisor calibrate` for measured costs)")

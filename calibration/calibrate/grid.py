@@ -1,0 +1,65 @@
+"""The calibration grid: its parameters, fitting it to a time budget, and printing it before the run starts."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+from calibration.calibrate import bench
+
+
+@dataclass(frozen=True, slots=True)
+class Grid:
+    """What to measure; stored in the profile as `settings` (--resume refuses a different grid)."""
+
+    max_batch: int  # largest batch timed
+    max_context: int  # longest cached context timed, tokens (a multiple of bench.PLAN_BLOCK)
+    max_k: int  # verification steps are timed for q = 1 .. max_k + 1
+    dummy_weights: bool  # time the architecture with random weights
+    seed: int  # prompts and round order
+
+    def __post_init__(self) -> None:
+        if self.max_batch < 1 or self.max_context < bench.PLAN_BLOCK or self.max_k < 1:
+            raise ValueError(f"Grid: max_batch >= 1, max_context >= {bench.PLAN_BLOCK}, max_k >= 1; got {self}")
+
+    def points(self, role: str) -> list[bench.Point]:
+        return bench.plan(max_batch=self.max_batch, max_context=self.max_context, max_k=self.max_k,
+                          block_size=bench.PLAN_BLOCK, max_batched_tokens=bench.PLAN_CHUNK, role=role)
+
+    def settings(self) -> dict:
+        return asdict(self)
+
+    def estimate(self, models: dict, cost, repeats: int, min_seconds: float = 0.0) -> float:
+        """Engine seconds for every model's grid (engine start-up excluded), each at least `min_seconds`."""
+        return sum(max(min_seconds, bench.estimate_seconds(spec, cost, self.points(role), repeats, bench.PLAN_CHUNK))
+                   for role, spec in models.items())
+
+
+def shrink_to_budget(grid: Grid, models: dict, cost, repeats: int, budget: float) -> tuple[Grid, float]:
+    """Halve the context, or the batch when the context is already short next to it, until the estimate fits the
+    budget; when nothing is left to halve the smallest grid runs and the printed estimate says it is over."""
+    seconds = grid.estimate(models, cost, repeats)
+    while seconds > budget:
+        can_context = grid.max_context >= 4 * bench.PLAN_BLOCK
+        if can_context and (grid.max_context >= 32 * grid.max_batch or grid.max_batch <= 4):
+            grid = replace(grid, max_context=grid.max_context // 2 // bench.PLAN_BLOCK * bench.PLAN_BLOCK)
+        elif grid.max_batch > 4:
+            grid = replace(grid, max_batch=grid.max_batch // 2)
+        else:
+            break
+        seconds = grid.estimate(models, cost, repeats)
+    return grid, seconds
+
+
+def describe(grid: Grid, models: dict, seconds: float, repeats: int, min_seconds: float, basis: str) -> str:
+    more = f", more until each model has been measured for {min_seconds:.0f} s" if min_seconds > 0 else ""
+    lines = [f"calibration grid: {repeats} rounds{more}; about {seconds:.0f} s of engine time (estimated from "
+             f"{basis}; engine start-up not included)"]
+    for role, spec in models.items():
+        pts = grid.points(role)
+        by = {k: [p for p in pts if p.kind == k] for k in bench.KINDS}
+        lines.append(f"  {role} {spec.name}: {len(pts)} points, {sum(bench.held_out(pts))} held out for the error")
+        lines.append("    prefill B x prompt   " + " ".join(f"{p.batch}x{p.new_tokens}" for p in by["prefill"]))
+        lines.append(f"    decode  B {sorted({p.batch for p in by['decode']})} x context "
+                     f"{sorted({p.context for p in by['decode']})}, {bench.DECODE_STEPS} steps each")
+        lines.append("    verify  B x q @ context " + " ".join(f"{p.batch}x{p.new_tokens}@{p.context}" for p in by["verify"]))
+    return "\n".join(lines)

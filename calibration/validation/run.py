@@ -1,0 +1,269 @@
+"""Run the validation grid for real: a baseline engine and speculative engines over k × batch × lengths.
+
+One engine per (method, pair, k) — an engine start costs ~25 s on a CPU, a generate call seconds — and every
+(batch, prompt length, output length) point is one `generate` on it, preceded by a warm-up. The same token-id
+prompts go to every engine. Acceptance comes from the engine's own counters (deltas of `LLM.get_metrics()`
+around the point), times from the engine core's monotonic clock (`calibration.engine.vllm_engine.Completion`):
+  TTFT = first token − scheduled, TPOT = (last − first token) / (tokens − 1), e2e = last − scheduled,
+each the median over the batch's requests; throughput = all output tokens / (last finish − first schedule).
+Timings do not depend on weight values, so the baseline engine (the first pair's target) serves every pair; it
+runs first and last, to average out and expose drift in the machine's speed.
+On a shared 2-vCPU machine the same work measures differently from one generate call to the next (~6% standard
+deviation) and from one engine instance to the next (one baseline instance ran 20-32% faster than the median), so
+`passes` runs the whole engine list again, in reverse order every other pass, `repeats` measures every shape more
+than once per engine, and the report takes each point's median run.
+A point that fails (engine crash, fewer tokens than asked) is recorded with its reason and the run goes on.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from advisor.errors import InputError
+
+from calibration.engine.testpair import PairSpec, TestPair, make_pair
+
+WARM_UP_SEED_OFFSET = 1  # the warm-up's prompts come from seed + 1 (see round_seed)
+NGRAM_LOOKUP = (2, 4)  # prompt_lookup_min/max for the n-gram proposer (vLLM's default 5/5 rarely matches short runs)
+
+
+@dataclass(frozen=True, slots=True)
+class Grid:
+    """What to run. Every pair is one acceptance level of the `draft_model` method; `ngram` adds the n-gram
+    proposer on the first pair's target."""
+
+    scales: tuple[float, ...]  # test-pair residual scales (calibration.engine.testpair), one acceptance level each
+    ks: tuple[int, ...]  # draft lengths
+    batches: tuple[int, ...]  # concurrent requests per point
+    prompt_lens: tuple[int, ...]  # prompt tokens
+    out_lens: tuple[int, ...]  # output tokens asked per request
+    ngram: bool = True  # also run the n-gram proposer at every k
+    draft_layers: int = 1  # the draft is the target's first draft_layers layers
+    seed: int = 0  # weights, prompts and sampling seeds
+    temperatures: tuple[float, ...] = (0.0,)  # sampling temperatures (0: greedy); acceptance falls with sampling
+    baseline_twice: bool = True  # run the baseline again at the end: exposes drift in the machine's speed
+    passes: int = 1  # times the whole engine list runs (fresh engines each time); points take the median
+    repeats: int = 1  # generate calls per shape on each engine, in rounds over the shapes (all kept)
+
+    def __post_init__(self) -> None:
+        names = ("scales", "ks", "batches", "prompt_lens", "out_lens", "temperatures")
+        empty = [n for n in names if not getattr(self, n)]
+        if empty:
+            raise InputError(f"the validation grid is empty: give at least one value for {', '.join(empty)}")
+        if min(self.ks) < 1 or min(self.batches) < 1 or min(self.prompt_lens) < 1 or min(self.out_lens) < 2:
+            raise InputError("grid values must be positive (k, batch, prompt length >= 1; output length >= 2)")
+        if self.passes < 1 or self.repeats < 1:
+            raise InputError(f"--passes and --repeats must be at least 1, got {self.passes} and {self.repeats}")
+
+    def shapes(self) -> list[tuple[int, int, int, float]]:
+        """(batch, prompt length, output length, temperature): one generate call each."""
+        return [(b, p, o, t) for t in self.temperatures for p in self.prompt_lens for o in self.out_lens
+                for b in self.batches]
+
+    def runs_per_engine(self) -> int:
+        return len(self.shapes()) * self.repeats
+
+    def engines(self) -> list[tuple[str, float | None, int]]:
+        """(method, scale, k) per engine to start. The baseline runs first and again last: speedups divide by
+        the median of its runs, and their difference shows how much the machine drifted during the run."""
+        runs = [("baseline", None, 0)]
+        runs += [("draft_model", s, k) for s in self.scales for k in self.ks]
+        runs += [("ngram", None, k) for k in self.ks] if self.ngram else []
+        return runs + ([("baseline", None, 0)] if self.baseline_twice else [])
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One measured point: an engine (method, pair, k) on one shape (batch, prompt, output)."""
+
+    method: str  # baseline | draft_model | ngram
+    scale: float | None  # the pair's residual scale (draft_model), else None
+    k: int  # draft length (0: baseline)
+    batch: int  # requests started together
+    prompt_len: int  # tokens per prompt
+    out_len: int  # tokens asked per request
+    temperature: float = 0.0  # sampling temperature
+    tokens: int = 0  # fewest tokens any request returned (< out_len: flagged)
+    ttft_s: float | None = None  # median over requests, s
+    tpot_s: float | None = None  # median over requests, s per output token after the first
+    e2e_s: float | None = None  # median request latency, s
+    throughput_tps: float | None = None  # output tokens / s over the whole batch
+    drafts: int = 0  # counter deltas: verification steps with drafts
+    draft_tokens: int = 0  # draft tokens proposed
+    accepted: int = 0  # draft tokens accepted
+    per_position: tuple[int, ...] = ()  # steps whose first i+1 drafts were accepted
+    error: str | None = None  # why this point has no (trustworthy) measurement
+    pass_index: int = 0  # which pass over the engine list measured it (Grid.passes)
+    repeat: int = 0  # which round over the shapes on its engine (Grid.repeats)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def steps(self) -> int:
+        """Target steps of all requests together during decode. Each yields one token of the target's own plus the
+        drafts it accepted, so steps = decode tokens − accepted; but the counters also count drafts accepted past
+        max_tokens in a request's last step (truncated from the output), and every draft-model step verifies
+        drafts, so steps is never fewer than the drafts counted."""
+        decode_tokens = self.batch * (self.tokens - 1)
+        return max(decode_tokens - self.accepted, self.drafts, 1) if self.k else decode_tokens
+
+    @property
+    def tokens_per_step(self) -> float:
+        """Output tokens per target step during decode, as the timing saw them (truncation included). With
+        n-gram some steps carry no draft, so vLLM's 1 + accepted/drafts would overstate what a step yields."""
+        return self.batch * (self.tokens - 1) / self.steps if self.k else 1.0
+
+    @property
+    def draft_share(self) -> float:
+        """Share of sequences' steps that carried drafts: 1 for a draft model, less for n-gram."""
+        return min(self.drafts / self.steps, 1.0) if self.k else 0.0
+
+
+def prompts_for(batch: int, prompt_len: int, vocab: int, seed: int) -> list[list[int]]:
+    """Token ids that every engine gets for this shape (ids 3.. avoid BOS/EOS/pad)."""
+    rng = np.random.default_rng([seed, batch, prompt_len])
+    return rng.integers(3, vocab, size=(batch, prompt_len)).tolist()
+
+
+def round_seed(grid: Grid, repeat: int) -> int:
+    """Prompt seed of a round over the shapes: each round its own prompts (a repeat must not find the last round's
+    in the prefix cache), the same on every engine; seed + 1 is the warm-up's."""
+    return grid.seed if repeat == 0 else grid.seed + WARM_UP_SEED_OFFSET + repeat
+
+
+def measure_point(engine, method: str, scale: float | None, k: int, shape: tuple, vocab: int, grid: Grid,
+                  repeat: int = 0) -> Run:
+    """One generate on a started engine, with the spec-decode counter deltas around it."""
+    from calibration.measure_acceptance import delta, snapshot_counts
+
+    batch, prompt_len, out_len, temperature = shape
+    prompts = prompts_for(batch, prompt_len, vocab, round_seed(grid, repeat))
+    before = snapshot_counts(engine.metrics()) if k else None
+    done = engine.generate(prompts, out_len, temperature, seed=grid.seed)
+    counts = delta(before, snapshot_counts(engine.metrics()), k) if k else None
+    tokens = min(len(c.token_ids) for c in done)
+    first, last = min(c.scheduled_s for c in done), max(c.last_token_s for c in done)
+    run = Run(method, scale, k, batch, prompt_len, out_len, temperature, tokens=tokens, repeat=repeat,
+              ttft_s=float(np.median([c.prefill_s for c in done])),
+              tpot_s=float(np.median([c.decode_s / max(len(c.token_ids) - 1, 1) for c in done])),
+              e2e_s=float(np.median([c.last_token_s - c.scheduled_s for c in done])),
+              throughput_tps=sum(len(c.token_ids) for c in done) / max(last - first, 1e-9),
+              **({"drafts": counts.drafts, "draft_tokens": counts.draft_tokens, "accepted": counts.accepted,
+                  "per_position": tuple(counts.per_position)} if counts else {}))
+    if tokens < out_len:
+        return _replace(run, error=f"returned {tokens} of {out_len} tokens")
+    if any(c.preemptions for c in done):
+        return _replace(run, error="a request was preempted (KV cache full): timing void")
+    return run
+
+
+def _replace(run: Run, **changes) -> Run:
+    return Run(**{**asdict(run), **changes})
+
+
+def spec_config(method: str, pair: TestPair | None, k: int) -> dict | None:
+    if method == "baseline":
+        return None
+    if method == "ngram":
+        return {"method": "ngram", "num_speculative_tokens": k, "prompt_lookup_min": NGRAM_LOOKUP[0],
+                "prompt_lookup_max": NGRAM_LOOKUP[1]}
+    return {"method": "draft_model", "model": str(pair.draft_dir), "num_speculative_tokens": k}
+
+
+@dataclass(slots=True)
+class Measured:
+    """Everything the grid produced, with what it ran on."""
+
+    runs: list[Run] = field(default_factory=list)  # one per (engine, shape)
+    pairs: dict[float, TestPair] = field(default_factory=dict)  # scale -> generated pair (in a temp dir)
+    engine: dict = field(default_factory=dict)  # engine args and versions of the baseline engine
+
+
+def run_grid(grid: Grid, workdir: str | Path | None = None, opener: Callable | None = None,
+             progress: Callable[[str], None] = lambda _: None, before: Sequence[Run] = (),
+             saved: Callable[[Measured], None] = lambda _: None) -> Measured:
+    """Generate the pairs, start each engine in turn, measure every shape on it. `opener(model, spec_config)`
+    starts an engine (default: calibration.engine.vllm_engine.open_engine); a failure is recorded per point. `saved(measured)` is
+    called after every engine, so an interrupted run keeps what it measured; given those runs back as `before`,
+    the engines they cover are skipped (the same pairs and prompts: same seed), which is how a run resumes and how
+    `grid.passes` beyond the earlier run's add passes to it."""
+    from calibration.engine.vllm_engine import open_engine
+
+    opener = opener or (lambda model, spec: open_engine(model, speculative_config=spec, max_model_len=_max_len(grid),
+                                                        skip_tokenizer_init=True))
+    root = Path(workdir or tempfile.mkdtemp(prefix="specadvisor-validate-"))
+    out = Measured(runs=list(before))
+    for scale in grid.scales:
+        out.pairs[scale] = make_pair(root / f"scale-{scale:g}", PairSpec(scale=scale, draft_layers=grid.draft_layers,
+                                                                         seed=grid.seed))
+    first = out.pairs[grid.scales[0]]
+    engines = grid.engines()
+    done = Counter((r.pass_index, r.method, r.scale, r.k) for r in before)  # runs per engine measured before
+    for pass_index in range(grid.passes):
+        for method, scale, k in engines if pass_index % 2 == 0 else engines[::-1]:
+            key = (pass_index, method, scale, k)
+            if done[key] >= grid.runs_per_engine():  # measured before (the baseline twice a pass: counted down)
+                done[key] -= grid.runs_per_engine()
+                continue
+            pair = out.pairs[scale] if scale is not None else first
+            out.runs += _measure_engine(opener, pair, method, scale, k, grid, out, progress, pass_index)
+            saved(out)
+    return out
+
+
+def _measure_engine(opener: Callable, pair: TestPair, method: str, scale: float | None, k: int, grid: Grid,
+                    out: Measured, progress: Callable[[str], None], pass_index: int) -> list[Run]:
+    label = f"{method}" + (f" scale {scale:g}" if scale is not None else "") + (f" k={k}" if k else "")
+    progress(f"starting {label}" + (f" (pass {pass_index + 1} of {grid.passes})" if grid.passes > 1 else ""))
+    try:
+        engine = opener(pair.target_dir, spec_config(method, pair, k))
+    except Exception as exc:  # a failed start voids this engine's points, not the run
+        return [Run(method, scale, k, *shape, error=f"engine failed to start: {_one_line(exc)}",
+                    pass_index=pass_index, repeat=i) for i in range(grid.repeats) for shape in grid.shapes()]
+    try:
+        if method == "baseline" and not out.engine:
+            out.engine = {"args": {a: str(v) for a, v in engine.engine_args.items()}, "dtype": engine.dtype,
+                          "vllm": engine.vllm_version}
+        runs = measure_engine(engine, method, scale, k, grid, grid_vocab(pair), progress=progress)
+    finally:
+        engine.close()
+    return [_replace(r, pass_index=pass_index) for r in runs]
+
+
+def measure_engine(engine, method: str, scale: float | None, k: int, grid: Grid, vocab: int,
+                   progress: Callable[[str], None] = lambda _: None) -> list[Run]:
+    """Every shape of the grid on one started engine, after a warm-up (the first generate pays one-off costs),
+    `grid.repeats` rounds over the shapes. Each round has its own prompts (the same on every engine), so no
+    round finds the previous one's prompts in the prefix cache."""
+    engine.generate(prompts_for(2, 16, vocab, WARM_UP_SEED_OFFSET + grid.seed), 8)
+    runs = []
+    for repeat in range(grid.repeats):
+        for shape in grid.shapes():
+            try:
+                runs.append(measure_point(engine, method, scale, k, shape, vocab, grid, repeat))
+            except Exception as exc:  # an engine crash mid-grid: record it, go on with the next point
+                runs.append(Run(method, scale, k, *shape, error=f"engine error: {_one_line(exc)}", repeat=repeat))
+            progress(f"{method} scale {scale} k={k}: batch {shape[0]} prompt {shape[1]} out {shape[2]} "
+                     f"T {shape[3]:g}" + (f" (round {repeat + 1} of {grid.repeats})" if grid.repeats > 1 else ""))
+    return runs
+
+
+def grid_vocab(pair: TestPair) -> int:
+    return pair.spec.arch.vocab_size
+
+
+def _max_len(grid: Grid) -> int:
+    need = max(grid.prompt_lens) + max(grid.out_lens) + max(grid.ks) + 16
+    return int(2 ** np.ceil(np.log2(need)))
+
+
+def _one_line(exc: BaseException) -> str:
+    return (" ".join(str(exc).split()) or type(exc).__name__)[:300]

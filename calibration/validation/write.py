@@ -1,0 +1,185 @@
+"""`specadvisor validate`: run (or reload) the grid, predict, and write validation.json, validation.md and plots.
+
+The JSON keeps every raw measurement, so `--from-json` re-analyses a run without an engine (after a cost-model
+change, or with another calibration). Files are written atomically; the folder's other files are left alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+from advisor.errors import InputError
+
+from calibration.validation.run import Grid, Measured, Run, run_grid
+from calibration.validation.report import Costs, analyse
+
+REPORT_VERSION = 1
+
+
+def parse_list(text: str, flag: str, kind=int) -> tuple:
+    try:
+        return tuple(kind(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise InputError(f"{flag} takes comma-separated numbers, got {text!r}") from None
+
+
+def load_costs(calibration: str | None, target_dir: Path, draft_dir: Path) -> Costs:
+    """The pair's calibrated costs: from --calibration, else a profile in profiles/calibrations that matches the
+    pair's architecture on this hardware. Validation without measured costs would test the datasheet, not the
+    model: refuse, and say how to calibrate."""
+    from advisor.profiles.catalog import load_hardware, load_model
+
+    from calibration.calibrate.machine import detect_hardware
+    from calibration.calibrate.profile_file import costs_for
+
+    target, draft = load_model(str(target_dir)), load_model(str(draft_dir))
+    slug, _ = detect_hardware("auto")
+    try:
+        hw = load_hardware(slug)
+    except InputError:
+        hw = None
+    found = costs_for(calibration, target, draft, hw) if (calibration or hw is not None) else None
+    if found is None:
+        raise InputError("no calibration matches the test pair on this machine: run `specadvisor make-test-pair --out "
+                         "DIR --scale 0.1` and `specadvisor calibrate --target DIR/target --draft DIR/draft "
+                         "--dummy-weights --out FILE`, then `specadvisor validate --from-json OUT/validation.json "
+                         "--calibration FILE`")
+    target_cost, draft_cost, source = found
+    return Costs(target=target, draft=draft, target_cost=target_cost, draft_cost=draft_cost, source=source)
+
+
+def validate_command(*, out: str, scales: str, ks: str, batches: str, prompt_lens: str, out_lens: str,
+                     temperatures: str, ngram: bool, calibration: str | None, from_json: str | None,
+                     passes: int = 1, more_passes: int = 0, resume: bool = False, repeats: int = 1) -> list[str]:
+    out_dir = Path(out)
+    if more_passes < 0 or (more_passes and from_json is None and not resume):
+        raise InputError("--more-passes N (N >= 1) adds passes to earlier measurements: give --from-json FILE "
+                         "or --resume")
+    if resume and from_json is None and not (out_dir / "validation.json").exists():
+        raise InputError(f"--resume: there is no {out_dir / 'validation.json'} to continue")
+    from_json = str(out_dir / "validation.json") if resume and from_json is None else from_json
+    if from_json is not None:
+        grid, measured, meta = read_measurements(from_json)
+        if more_passes or resume:
+            grid, measured, meta = measure_more(grid, measured, meta, more_passes, out_dir)
+    else:
+        grid = Grid(scales=parse_list(scales, "--scales", float), ks=parse_list(ks, "--ks"),
+                    batches=parse_list(batches, "--batches"), prompt_lens=parse_list(prompt_lens, "--prompt-lens"),
+                    out_lens=parse_list(out_lens, "--out-lens"),
+                    temperatures=parse_list(temperatures, "--temperatures", float), ngram=ngram, passes=passes,
+                    repeats=repeats)
+        if (out_dir / "validation.json").exists():
+            raise InputError(f"{out_dir / 'validation.json'} exists: pass --resume to continue it, or another --out")
+        load_before = os.getloadavg()
+        device = _device()
+        measured = run_grid(grid, progress=_progress, saved=lambda m: _write_measurements(
+            out_dir, grid, m.runs, {"engine": m.engine, "measured": _now(), "device": device, "partial": True}))
+        meta = {"engine": measured.engine, "measured": _now(), "device": device,
+                "load_average": {"before": load_before, "after": os.getloadavg()}}
+        _write_measurements(out_dir, grid, measured.runs, meta)
+    return write_report(out_dir, grid, measured.runs, grid_costs(grid, calibration), meta)
+
+
+def measure_more(grid: Grid, measured: Measured, meta: dict, more: int, out_dir: Path) -> tuple[Grid, Measured, dict]:
+    """Measure what an earlier run of this grid lacks: the engines an interruption left out, then `more` passes
+    on top, numbered on from the earlier ones and alternating direction as if they had run in one go (the same
+    pairs and prompts: same seed). When they ran is logged in meta["more_passes"]: a machine that changed in
+    between shows as a larger pass spread."""
+    from dataclasses import replace
+
+    grid = replace(grid, passes=grid.passes + more)
+    load_before, device = os.getloadavg(), _device()
+
+    def with_log(m: Measured, **fields) -> dict:
+        engines = (len(m.runs) - len(measured.runs)) // grid.runs_per_engine()
+        entry = {"passes": grid.passes, "engines": engines, "measured": _now(), "device": device, **fields}
+        return {**meta, "engine": meta.get("engine") or m.engine,
+                "more_passes": [*meta.get("more_passes", []), *([entry] if engines else [])]}
+
+    new = run_grid(grid, progress=_progress, before=measured.runs,
+                   saved=lambda m: _write_measurements(out_dir, grid, m.runs, {**with_log(m), "partial": True}))
+    meta = with_log(new, load_average={"before": load_before, "after": os.getloadavg()})
+    _write_measurements(out_dir, grid, new.runs, meta)
+    return grid, Measured(runs=new.runs), meta
+
+
+def _write_measurements(out_dir: Path, grid: Grid, runs: list[Run], meta: dict) -> None:
+    """The raw measurements, before any analysis: if no calibration applies (or the run is interrupted), they
+    survive for --from-json (or --resume)."""
+    from advisor.atomic_write import write_atomic
+
+    write_atomic(out_dir / "validation.json", json.dumps(_document(grid, runs, meta), indent=1) + "\n")
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def grid_costs(grid: Grid, calibration: str | None) -> Costs:
+    """The calibrated costs of the grid's test pair (every pair of a grid has the same architecture)."""
+    import tempfile
+
+    from calibration.engine.testpair import PairSpec, make_pair
+
+    with tempfile.TemporaryDirectory() as scratch:  # configs only: the costs depend on the architecture
+        pair = make_pair(scratch, PairSpec(scale=grid.scales[0], draft_layers=grid.draft_layers, seed=grid.seed))
+        return load_costs(calibration, pair.target_dir, pair.draft_dir)
+
+
+def write_report(out_dir: Path, grid: Grid, runs: list[Run], costs: Costs, meta: dict) -> list[str]:
+    from advisor.atomic_write import write_atomic
+
+    from calibration.validation.markdown import markdown
+    from calibration.validation.plots import alpha_figure, parity_figure
+
+    costs, rows, decided, summary = analyse(runs, costs)
+    doc = {**_document(grid, runs, meta), "cost_source": costs.source,
+           "costs": {"target": asdict(costs.target_cost), "draft": asdict(costs.draft_cost),
+                     "spec_overhead": costs.spec_overhead, "spec_seq_overhead": costs.spec_seq_overhead},
+           "summary": summary, "comparison": rows, "decisions": decided}
+    written = [write_atomic(out_dir / "validation.json", json.dumps(doc, indent=1, default=_plain) + "\n"),
+               write_atomic(out_dir / "validation.md", markdown(doc))]
+    from advisor.render.plot_style import save
+
+    written.append(Path(save(parity_figure(rows), out_dir / "predicted-vs-measured.png")))
+    written.append(Path(save(alpha_figure(rows, costs), out_dir / "speedup-vs-alpha.png")))
+    return [str(p) for p in written]
+
+
+def _document(grid: Grid, runs: list[Run], meta: dict) -> dict:
+    return {"kind": "specadvisor-validation", "version": REPORT_VERSION, **meta, "grid": asdict(grid),
+            "runs": [asdict(r) for r in runs]}
+
+
+def read_measurements(path: str) -> tuple[Grid, Measured, dict]:
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read validation measurements {path}: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("kind") != "specadvisor-validation":
+        raise InputError(f"{path} is not a specadvisor validation.json")
+    grid = Grid(**{k: tuple(v) if isinstance(v, list) else v for k, v in doc["grid"].items()})
+    runs = [Run(**{**r, "per_position": tuple(r["per_position"])}) for r in doc["runs"]]
+    meta = {k: doc[k] for k in ("engine", "measured", "device", "load_average", "more_passes") if k in doc}
+    return grid, Measured(runs=runs), meta
+
+
+def _device() -> dict:
+    from calibration.calibrate.bench import system_info
+
+    return system_info()
+
+
+def _plain(value):
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"not JSON: {type(value).__name__}")
