@@ -2,61 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from advisor.model import memory
-from advisor.model.acceptance import Acceptance
-from advisor.errors import InputError
-from advisor.model.hardware import Hardware
 from advisor.model.speculative import Setup, request_times, tpot_speedup
-from advisor.model.truncation import alpha_for_tokens_per_step, tokens_per_step
-from advisor.verdict import Check, decide
-
+from advisor.model.truncation import alpha_for_tokens_per_step
+from advisor.scenario import Scenario
+from advisor.verdict import Check, checks, decide
+from advisor.vllm import MAX_SCHEDULE_BATCH
 
 K_TABLE = 16  # the per-k table runs k = 0..16
-MAX_K = 32
-MAX_SCHEDULE_BATCH = 1024  # vLLM's max_num_seqs rarely exceeds this
-
-
-@dataclass(frozen=True, slots=True)
-class Scenario:
-    setup: Setup  # target, drafter, method and their costs
-    hardware: Hardware  # one GPU's datasheet (the deployment uses setup.tp of them)
-    acceptance: Acceptance  # α with its range and source
-    prompt_len: int  # tokens per prompt
-    out_len: int  # tokens generated per request
-    batch: int = 1  # concurrent requests
-    temperature: float = 0.0  # sampling temperature served (acceptance is already carried to it)
-    k: int | None = None  # evaluate this draft length instead of choosing one
-    gpu_memory_utilization: float = 0.9  # vLLM's --gpu-memory-utilization
-    cost_source: str = "datasheet"  # where the step costs came from
-
-    def __post_init__(self) -> None:
-        if self.prompt_len < 1 or self.out_len < 1:
-            raise InputError(f"--prompt-len and --out-len must be at least 1, got {self.prompt_len} and {self.out_len}")
-        if self.batch < 1:
-            raise InputError(f"--batch must be at least 1, got {self.batch}")
-        if self.k is not None and not 0 <= self.k <= MAX_K:
-            raise InputError(f"--k must be in 0..{MAX_K}, got {self.k}")
-        if not 0.0 < self.gpu_memory_utilization <= 1.0:
-            raise InputError(f"--gpu-memory-utilization must be in (0, 1], got {self.gpu_memory_utilization}")
-
-    @property
-    def context(self) -> float:
-        """Mean tokens in the KV cache during decode."""
-        return self.prompt_len + self.out_len / 2
-
-    @property
-    def decode_tokens(self) -> int:
-        """Output tokens that come from decode steps (the first comes from prefill)."""
-        return self.out_len - 1
-
-    def tokens_per_step(self, ks, alpha=None) -> np.ndarray:
-        """Tokens per target step at each k over this request's decode, its last step cut at out_len
-        (`truncation`); `alpha` evaluates an end of the acceptance range instead of the point."""
-        return tokens_per_step(self.acceptance.survival(ks, alpha), self.decode_tokens)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +31,9 @@ class Advice:
     memory: memory.MemoryBudget  # at best k (or k = 1 when off, to show the cost)
     prefill_fraction: float  # of baseline request time
     schedule: list[tuple[int, int, int]]  # vLLM num_speculative_tokens_per_batch_size: (start_bs, end_bs, k)
-    checks: list[Check] = field(default_factory=list)
-    verdict: str = "disable"  # enable | marginal | disable
-    reasons: list[str] = field(default_factory=list)
+    checks: list[Check]  # the talk's four checks, each with its numbers
+    verdict: str  # enable | marginal | disable (`verdict.rule`)
+    reasons: list[str]  # why, in numbers
 
     def at_best(self, values: np.ndarray) -> float:
         return float(values[self.best_k])
@@ -163,18 +120,19 @@ def advise(s: Scenario) -> Advice:
         E_a = s.tokens_per_step(shown_k, alpha)
         t = request_times(setup, E_a, shown_k, s.batch, s.prompt_len, s.out_len)
         low_high.append(float(t.e2e_baseline / t.e2e_spec))
-    fits_at_most = budgets[shown_k].max_concurrency_spec
+    m = budgets[shown_k]
+    fits_at_most = m.max_concurrency_spec
     schedule_max = int(np.clip(max(fits_at_most, s.batch), 1, MAX_SCHEDULE_BATCH))
-    advice = Advice(
+    breakeven = break_even_alpha(setup, s.batch, s.context, ks, s.decode_tokens)
+    critical = critical_batch(setup, E, s.context, ks, max(fits_at_most, s.batch))
+    prefill_fraction = float(times.prefill / times.e2e_baseline)
+    verdict, reasons = decide(m, best_k, e2e, min(low_high), float(throughput[best_k]))
+    return Advice(
         scenario=s, ks=ks, tokens_per_step=E, tpot_speedup=tpot, e2e_speedup=e2e, throughput_speedup=throughput,
-        best_k=best_k, e2e_range=(low_high[0], low_high[1]),
-        break_even_alpha=break_even_alpha(setup, s.batch, s.context, ks, s.decode_tokens),
-        critical_batch=critical_batch(setup, E, s.context, ks, max(fits_at_most, s.batch)),
-        memory=budgets[shown_k],
-        prefill_fraction=float(times.prefill / times.e2e_baseline),
-        schedule=schedule(setup, E, s.context, ks, schedule_max),
+        best_k=best_k, e2e_range=(low_high[0], low_high[1]), break_even_alpha=breakeven, critical_batch=critical,
+        memory=m, prefill_fraction=prefill_fraction, schedule=schedule(setup, E, s.context, ks, schedule_max),
+        checks=checks(s, m, breakeven, critical, prefill_fraction), verdict=verdict, reasons=reasons,
     )
-    return decide(advice)
 
 
 def times_at(a: Advice, k: int | None = None):

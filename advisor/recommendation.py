@@ -1,7 +1,13 @@
-"""An Advice as plain data in the documented JSON shape. `schema.Recommendation` validates it for --format json;
-text and Markdown render it directly, without importing pydantic, so the CLI starts fast."""
+"""The recommendation: what `recommend` reports, as frozen dataclasses (the documented JSON shape, schema version 1).
+
+Change the shape only by adding fields. `from_advice` builds one from an `Advice`, with plain Python numbers; the
+text and Markdown reports and the review read its attributes. JSON and its schema come from these classes through
+`recommendation_json` (pydantic, imported only for `--format json`, so the CLI starts fast).
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from advisor.advise import Advice, times_at
 from advisor.vllm import serve_command, speculative_config
@@ -9,42 +15,197 @@ from advisor.vllm import serve_command, speculative_config
 SCHEMA_VERSION = 1
 
 
+class _Closed:
+    """Base of every part: JSON validation (pydantic reads this) refuses keys a part does not declare."""
+
+    __slots__ = ()
+    __pydantic_config__ = {"extra": "forbid"}
+
+
+@dataclass(frozen=True, slots=True)
+class Speedup(_Closed):
+    """Baseline over speculative, at best_k."""
+
+    tpot: float  # decode time per output token, baseline / speculative
+    e2e_latency: float  # whole request (prefill + decode) at the given batch
+    throughput: float  # output tokens/s, each side capped by the concurrency its memory allows
+
+
+@dataclass(frozen=True, slots=True)
+class PerK(_Closed):
+    """One row of the per-k table."""
+
+    k: int  # draft length (0: speculation off)
+    expected_tokens_per_step: float  # over this request's out_len - 1 decode tokens (its last step cut at max_tokens)
+    tpot_speedup: float  # as Speedup.tpot, at this k
+    e2e_speedup: float  # as Speedup.e2e_latency, at this k
+    throughput_speedup: float  # as Speedup.throughput, at this k
+
+
+@dataclass(frozen=True, slots=True)
+class Memory(_Closed):
+    """The VRAM budget per GPU at best_k (k = 1 when speculation is off, to show its cost)."""
+
+    gpu_memory_utilization: float  # vLLM's --gpu-memory-utilization
+    usable_gb: float  # per GPU: its memory × gpu_memory_utilization
+    target_weights_gb: float  # per GPU (weights split over tensor parallel ranks)
+    draft_weights_gb: float  # per GPU; 0 for ngram
+    runtime_reserve_gb: float  # activations peak + runtime
+    kv_bytes_per_token_baseline: float  # target KV cache per token, per GPU
+    kv_bytes_per_token_spec: float  # target + draft KV cache per token, per GPU
+    kv_budget_baseline_gb: float  # left for the KV cache without speculation
+    kv_budget_spec_gb: float  # left for the KV cache with the draft loaded
+    max_concurrency_baseline: int  # full-length requests the KV cache holds without speculation
+    max_concurrency_spec: int  # ... and with it
+    fits: bool  # the target alone serves at least one full-length request
+    fits_spec: bool  # ... and so does target + draft
+    reason: str  # why it does not fit, in numbers; empty when both fit
+
+
+@dataclass(frozen=True, slots=True)
+class TimeSplit(_Closed):
+    """Where one request's time goes, at the given batch."""
+
+    prefill_fraction_baseline: float  # of the baseline request time
+    decode_fraction_baseline: float  # 1 - prefill_fraction_baseline
+    prefill_s: float  # target prefill of one request, s
+    draft_prefill_s: float  # the drafter's prefill of the same prompt, s
+    decode_baseline_s: float  # decode without speculation, s
+    decode_spec_s: float  # decode with speculation at best_k, s
+    tpot_baseline_ms: float  # time per output token without speculation, ms
+    tpot_spec_ms: float  # ... with speculation at best_k, ms
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOut(_Closed):
+    """One of the four checks, with its numbers."""
+
+    name: str  # predictability | vram | concurrency | decode_share
+    ok: bool  # passed
+    detail: str  # the numbers behind it, in words
+
+
+@dataclass(frozen=True, slots=True)
+class Vllm(_Closed):
+    """What to paste into vLLM."""
+
+    serve_command: str  # `vllm serve ...` to paste (no --speculative-config at best_k = 0)
+    speculative_config: dict  # vLLM's --speculative-config ({} when speculation is off)
+    per_batch_size_schedule: tuple[tuple[int, int, int], ...]  # (start_bs, end_bs, k): best k per batch size range
+
+
+@dataclass(frozen=True, slots=True)
+class Interval(_Closed):
+    """The end-to-end speedup at best_k over the acceptance range."""
+
+    e2e_low: float  # e2e speedup at best k at the low end of the acceptance range
+    e2e_high: float  # ... at its high end
+    alpha_low: float  # low end of the acceptance range
+    alpha_high: float  # high end of the acceptance range
+
+
+@dataclass(frozen=True, slots=True)
+class Inputs(_Closed):
+    """The resolved inputs."""
+
+    target: str  # target model's name
+    draft: str | None  # draft model's name; None for ngram
+    method: str  # draft_model | ngram | eagle (speculative.METHODS)
+    gpu: str  # hardware name
+    num_gpus: int  # tensor parallel size
+    batch: int  # concurrent requests
+    prompt_len: int  # tokens per prompt
+    out_len: int  # tokens generated per request
+    temperature: float  # sampling temperature
+    k: int | None  # the draft length asked for; None: choose one
+    gpu_memory_utilization: float  # vLLM's --gpu-memory-utilization
+    alpha: float  # per-token acceptance, point estimate
+    acceptance_source: str  # where α came from
+    acceptance_notes: tuple[str, ...]  # caveats (e.g. a temperature extrapolation)
+    cost_ratio: float | None  # expert override: draft step time / target decode step time
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendation(_Closed):
+    """Go/no-go on speculative decoding for one workload, with the vLLM flags to paste."""
+
+    schema_version: int  # SCHEMA_VERSION
+    verdict: str  # enable | marginal | disable
+    reasons: tuple[str, ...]  # why, in words
+    best_k: int  # 0 = leave speculation off
+    speedup: Speedup  # at best_k
+    interval: Interval  # end-to-end speedup over the acceptance range
+    per_k: tuple[PerK, ...]  # k = 0..16, or up to the asked-for k when larger
+    break_even_alpha: float | None  # below it no k pays; None: no α pays
+    critical_batch: int | None  # largest batch at which decode still gains; None: beyond what fits in memory
+    memory: Memory  # the VRAM budget at best_k (k = 1 when off, to show the cost)
+    time_split: TimeSplit  # where one request's time goes
+    checks: tuple[CheckOut, ...]  # predictability, vram, concurrency, decode_share
+    vllm: Vllm  # what to paste into vLLM
+    cost_source: str  # where the step costs came from (datasheet roofline or a calibration file)
+    inputs: Inputs  # the resolved inputs
+
+
 def _gb(nbytes: float) -> float:
-    return round(nbytes / 1e9, 3)
+    return round(float(nbytes) / 1e9, 3)
 
 
-def summarize(a: Advice) -> dict:
-    s, m, setup, acc, k = a.scenario, a.memory, a.scenario.setup, a.scenario.acceptance, a.best_k
-    times = times_at(a)
-    per_k = [dict(k=int(kk), expected_tokens_per_step=float(a.tokens_per_step[i]),
-                  tpot_speedup=float(a.tpot_speedup[i]), e2e_speedup=float(a.e2e_speedup[i]),
-                  throughput_speedup=float(a.throughput_speedup[i])) for i, kk in enumerate(a.ks)]
-    memory = dict(
-        gpu_memory_utilization=s.gpu_memory_utilization, usable_gb=_gb(m.usable),
+def _maybe(kind, value):
+    return None if value is None else kind(value)
+
+
+def from_advice(a: Advice) -> Recommendation:
+    """The recommendation for an Advice: its numbers as plain Python values, and the vLLM flags at its best k."""
+    acc, k = a.scenario.acceptance, int(a.best_k)
+    return Recommendation(
+        schema_version=SCHEMA_VERSION, verdict=a.verdict, reasons=tuple(a.reasons), best_k=k,
+        speedup=Speedup(tpot=a.at_best(a.tpot_speedup), e2e_latency=a.at_best(a.e2e_speedup),
+                        throughput=a.at_best(a.throughput_speedup)),
+        interval=Interval(e2e_low=float(min(a.e2e_range)), e2e_high=float(max(a.e2e_range)),
+                          alpha_low=float(acc.low), alpha_high=float(acc.high)),
+        per_k=tuple(PerK(k=int(kk), expected_tokens_per_step=float(a.tokens_per_step[i]),
+                         tpot_speedup=float(a.tpot_speedup[i]), e2e_speedup=float(a.e2e_speedup[i]),
+                         throughput_speedup=float(a.throughput_speedup[i])) for i, kk in enumerate(a.ks)),
+        break_even_alpha=_maybe(float, a.break_even_alpha), critical_batch=_maybe(int, a.critical_batch),
+        memory=_memory(a), time_split=_time_split(a),
+        checks=tuple(CheckOut(name=c.name, ok=bool(c.ok), detail=c.detail) for c in a.checks),
+        vllm=_vllm(a, k), cost_source=a.scenario.cost_source, inputs=_inputs(a))
+
+
+def _memory(a: Advice) -> Memory:
+    m = a.memory
+    return Memory(
+        gpu_memory_utilization=float(a.scenario.gpu_memory_utilization), usable_gb=_gb(m.usable),
         target_weights_gb=_gb(m.target_weights), draft_weights_gb=_gb(m.draft_weights),
-        runtime_reserve_gb=_gb(m.reserve), kv_bytes_per_token_baseline=m.kv_per_token_baseline,
-        kv_bytes_per_token_spec=m.kv_per_token_spec, kv_budget_baseline_gb=_gb(m.kv_budget_baseline),
-        kv_budget_spec_gb=_gb(m.kv_budget_spec), max_concurrency_baseline=m.max_concurrency_baseline,
-        max_concurrency_spec=m.max_concurrency_spec, fits=m.fits, fits_spec=m.fits_spec, reason=m.reason())
-    time_split = dict(
-        prefill_fraction_baseline=a.prefill_fraction, decode_fraction_baseline=1 - a.prefill_fraction,
+        runtime_reserve_gb=_gb(m.reserve), kv_bytes_per_token_baseline=float(m.kv_per_token_baseline),
+        kv_bytes_per_token_spec=float(m.kv_per_token_spec), kv_budget_baseline_gb=_gb(m.kv_budget_baseline),
+        kv_budget_spec_gb=_gb(m.kv_budget_spec), max_concurrency_baseline=int(m.max_concurrency_baseline),
+        max_concurrency_spec=int(m.max_concurrency_spec), fits=bool(m.fits), fits_spec=bool(m.fits_spec),
+        reason=m.reason())
+
+
+def _time_split(a: Advice) -> TimeSplit:
+    times = times_at(a)
+    return TimeSplit(
+        prefill_fraction_baseline=float(a.prefill_fraction), decode_fraction_baseline=float(1 - a.prefill_fraction),
         prefill_s=float(times.prefill), draft_prefill_s=float(times.draft_prefill),
         decode_baseline_s=float(times.decode_baseline), decode_spec_s=float(times.decode_spec),
         tpot_baseline_ms=1e3 * float(times.tpot_baseline), tpot_spec_ms=1e3 * float(times.tpot_spec))
-    vllm = dict(
-        serve_command=serve_command(setup, k, max_model_len=s.prompt_len + s.out_len,
-                                    gpu_memory_utilization=s.gpu_memory_utilization, schedule=a.schedule),
-        speculative_config=speculative_config(setup, k, a.schedule), per_batch_size_schedule=a.schedule)
-    inputs = dict(
+
+
+def _vllm(a: Advice, k: int) -> Vllm:
+    s = a.scenario
+    return Vllm(serve_command=serve_command(s.setup, k, max_model_len=s.prompt_len + s.out_len,
+                                            gpu_memory_utilization=s.gpu_memory_utilization, schedule=a.schedule),
+                speculative_config=speculative_config(s.setup, k, a.schedule),
+                per_batch_size_schedule=tuple((int(start), int(end), int(kk)) for start, end, kk in a.schedule))
+
+
+def _inputs(a: Advice) -> Inputs:
+    s, setup, acc = a.scenario, a.scenario.setup, a.scenario.acceptance
+    return Inputs(
         target=setup.target.name, draft=setup.draft.name if setup.draft else None, method=setup.method,
-        gpu=s.hardware.name, num_gpus=setup.tp, batch=s.batch, prompt_len=s.prompt_len, out_len=s.out_len,
-        temperature=s.temperature, k=s.k, gpu_memory_utilization=s.gpu_memory_utilization, alpha=acc.alpha,
-        acceptance_source=acc.source, acceptance_notes=list(acc.notes), cost_ratio=setup.cost_ratio)
-    return dict(
-        schema_version=SCHEMA_VERSION, verdict=a.verdict, reasons=a.reasons, best_k=k,
-        speedup=dict(tpot=a.at_best(a.tpot_speedup), e2e_latency=a.at_best(a.e2e_speedup),
-                     throughput=a.at_best(a.throughput_speedup)),
-        interval=dict(e2e_low=min(a.e2e_range), e2e_high=max(a.e2e_range), alpha_low=acc.low, alpha_high=acc.high),
-        per_k=per_k, break_even_alpha=a.break_even_alpha, critical_batch=a.critical_batch, memory=memory,
-        time_split=time_split, checks=[dict(name=c.name, ok=c.ok, detail=c.detail) for c in a.checks], vllm=vllm,
-        cost_source=s.cost_source, inputs=inputs)
+        gpu=s.hardware.name, num_gpus=int(setup.tp), batch=int(s.batch), prompt_len=int(s.prompt_len),
+        out_len=int(s.out_len), temperature=float(s.temperature), k=_maybe(int, s.k),
+        gpu_memory_utilization=float(s.gpu_memory_utilization), alpha=float(acc.alpha),
+        acceptance_source=acc.source, acceptance_notes=tuple(acc.notes), cost_ratio=_maybe(float, setup.cost_ratio))

@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import Callable
 
+from advisor.errors import InputError
 from advisor.model import acceptance as acc_mod
 from advisor.model.acceptance import Acceptance
-from advisor.advise import Scenario
-from advisor.model.costmodel import EngineCost
-from advisor.errors import InputError
+from advisor.model.costmodel import DEFAULT_BANDWIDTH_EFFICIENCY, DEFAULT_FLOPS_EFFICIENCY, EngineCost
 from advisor.model.hardware import Hardware
-from advisor.profiles.localgpu import resolve_gpu
 from advisor.model.modelspec import ModelSpec
-from advisor.profiles.catalog import load_hardware, load_model, names, slug
 from advisor.model.speculative import METHODS, Setup
+from advisor.profiles.calibrated import costs_for
+from advisor.profiles.catalog import load_hardware, load_model, names, slug
+from advisor.profiles.localgpu import resolve_gpu
+from advisor.scenario import Scenario
 
 DEFAULT_TARGET = "llama-3.1-8b-instruct"
 DEFAULT_DRAFT = "llama-3.2-1b-instruct"
 DEFAULT_GPU = "rtx-pro-6000-blackwell"
 DEFAULT_TASK = "structured"
+# (source URL or file, served temperature, temperature it was measured at) -> Acceptance
+MetricsReader = Callable[[str, float, "float | None"], Acceptance]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +39,9 @@ class AcceptanceInput:
     measured_temperature: float | None = None  # --measured-temperature (defaults to the served temperature)
 
 
-def resolve_acceptance(inp: AcceptanceInput, temperature: float) -> Acceptance:
+def resolve_acceptance(inp: AcceptanceInput, temperature: float, read_metrics: MetricsReader | None = None) -> Acceptance:
+    """The one Acceptance the flags describe. --metrics is read by `read_metrics` (the caller passes
+    `measured.from_metrics.acceptance_from_metrics`: it imports scipy, which nothing else here needs)."""
     given = [name for name, value in (("--alpha", inp.alpha), ("--acceptance-rate", inp.rate),
                                       ("--acceptance-length", inp.length), ("--acceptance-per-pos", inp.per_position),
                                       ("--task", inp.task), ("--metrics", inp.metrics)) if value is not None]
@@ -56,7 +62,10 @@ def resolve_acceptance(inp: AcceptanceInput, temperature: float) -> Acceptance:
     elif inp.alpha is not None:
         found = acc_mod.from_point(inp.alpha, f"--alpha {inp.alpha:g}")
     elif inp.metrics is not None:
-        return _from_metrics(inp, temperature)
+        if read_metrics is None:
+            raise InputError("--metrics needs a reader: pass read_metrics=acceptance_from_metrics "
+                             "(advisor.measured.from_metrics)")
+        return read_metrics(inp.metrics, temperature, inp.measured_temperature)
     elif inp.per_position is not None:
         try:
             rates = [float(x) for x in inp.per_position.split(",") if x.strip()]
@@ -68,22 +77,6 @@ def resolve_acceptance(inp: AcceptanceInput, temperature: float) -> Acceptance:
         return acc_mod.from_task(inp.task or DEFAULT_TASK).at_temperature(temperature, 0.0)
     measured_at = temperature if inp.measured_temperature is None else inp.measured_temperature
     return found.at_temperature(temperature, measured_at)
-
-
-def _from_metrics(inp: AcceptanceInput, temperature: float) -> Acceptance:
-    """Counts -> Beta posterior (advisor.measured.posterior), carried to the served temperature. A saved measurement
-    records its temperature; a live server does not, so it is taken as the served one unless --measured-temperature."""
-    from advisor.measured.metrics import scrape
-    from advisor.measured.posterior import acceptance_from_counts
-
-    found = scrape(inp.metrics)
-    acc = acceptance_from_counts(found.counts, found.origin)
-    measured_at = inp.measured_temperature if inp.measured_temperature is not None else found.measured_temperature
-    if measured_at is None:
-        acc = replace(acc, notes=(*acc.notes, f"the metrics do not say what temperature they were sampled at: taken "
-                                  f"as the served T={temperature:g} (pass --measured-temperature if not)"))
-        measured_at = temperature
-    return acc.at_temperature(temperature, measured_at)
 
 
 def default_draft(target: ModelSpec, method: str) -> str | None:
@@ -134,7 +127,8 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
                    gpu: str = DEFAULT_GPU, num_gpus: int = 1, batch: int = 1, prompt_len: int, out_len: int,
                    temperature: float = 0.0, k: int | None = None, gpu_memory_utilization: float = 0.9,
                    acceptance: AcceptanceInput = AcceptanceInput(), cost_ratio: float | None = None,
-                   calibration: str | None = None, weight_dtype: str = "bf16") -> Scenario:
+                   calibration: str | None = None, weight_dtype: str = "bf16",
+                   read_metrics: MetricsReader | None = None) -> Scenario:
     if method not in METHODS:
         raise InputError(f"unknown --method {method!r}; choose one of {', '.join(METHODS)}")
     if num_gpus < 1:
@@ -148,7 +142,7 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
     draft_name = draft if draft is not None or cost_ratio is not None else default_draft(target_spec, method)
     draft_spec = load_model(draft_name) if draft_name is not None and method != "ngram" else None
     check_pair(target_spec, draft_spec, method, num_gpus)
-    acc = resolve_acceptance(acceptance, temperature)
+    acc = resolve_acceptance(acceptance, temperature, read_metrics)
     target_cost, draft_cost, source = engine_costs(hw, target_spec, draft_spec, calibration, weight_dtype)
     setup = Setup(target=target_spec, target_cost=target_cost, method=method, draft=draft_spec,
                   draft_cost=draft_cost, tp=num_gpus, cost_ratio=cost_ratio)
@@ -161,17 +155,10 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
 def engine_costs(hw: Hardware, target: ModelSpec, draft: ModelSpec | None, calibration: str | None,
                  weight_dtype: str) -> tuple[EngineCost, EngineCost | None, str]:
     """Measured costs when a calibration applies (given, or found in profiles/calibrations), else the datasheet's."""
-    try:
-        from calibration.calibrate.profile_file import costs_for
-    except ImportError:  # the calibration package is optional at run time
-        costs_for = None
-    if costs_for is not None:
-        found = costs_for(calibration, target, draft, hw)
-        if found is not None:
-            return found
-    elif calibration is not None:
-        raise InputError("--calibration needs the calibration package, which is not installed")
+    found = costs_for(calibration, target, draft, hw)
+    if found is not None:
+        return found
     cost = EngineCost.from_datasheet(hw, weight_dtype)
     return cost, (cost if draft is not None else None), (
-        f"datasheet roofline ({hw.name}: {hw.memory_bandwidth_gbs:g} GB/s x 0.85, {hw.bf16_tflops:g} TFLOP/s x 0.6; "
-        "run `specadvisor calibrate` for measured costs)")
+        f"datasheet roofline ({hw.name}: {hw.memory_bandwidth_gbs:g} GB/s x {DEFAULT_BANDWIDTH_EFFICIENCY:g}, "
+        f"{hw.bf16_tflops:g} TFLOP/s x {DEFAULT_FLOPS_EFFICIENCY:g}; run `specadvisor calibrate` for measured costs)")

@@ -10,12 +10,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from advisor.advise import K_TABLE, Advice
 from advisor.model import memory
 from advisor.model.acceptance import survival
-from advisor.advise import K_TABLE, Advice, Scenario
 from advisor.model.speculative import request_times, tpot_speedup, tpot_speedup_alpha
 from advisor.model.truncation import tokens_per_step
-from advisor.verdict import ENABLE_THRESHOLD
+from advisor.scenario import Scenario
+from advisor.verdict import rule
+from advisor.vllm import lookahead_slots
 
 PLOT_KS = np.arange(1, 9)  # the draft lengths drawn as curves: vLLM users rarely go past 8
 # Go/no-go map classes, in the order of the map's colour scale.
@@ -72,7 +74,7 @@ class LengthMap:
     out_lens: np.ndarray  # (O,) tokens
     e2e: np.ndarray  # (O, P) end-to-end speedup at the best k that fits (1.0 where none gains)
     best_k: np.ndarray  # (O, P) 0 where speculation should stay off
-    verdict: np.ndarray  # (O, P) NO_FIT | DISABLE | MARGINAL | ENABLE, by verdict.decide's rule
+    verdict: np.ndarray  # (O, P) NO_FIT | DISABLE | MARGINAL | ENABLE, by `verdict.rule`
     vram_blocked: np.ndarray  # (O, P) the target fits, but with the draft no k holds the batch in memory
 
 
@@ -90,9 +92,8 @@ def _holding_ks(s: Scenario, prompt_len: int, out_len: int, ks: np.ndarray) -> t
 
 
 def length_map(s: Scenario, prompt_lens: np.ndarray | None = None, out_lens: np.ndarray | None = None) -> LengthMap:
-    """The go/no-go verdict over prompt x output length, by the rule `verdict.decide` applies to one point: the
-    best k maximises end-to-end speedup among the k whose memory holds the batch; `enable` needs the low end of
-    the acceptance range to clear ENABLE_THRESHOLD, `marginal` only the point estimate to clear 1.0."""
+    """The go/no-go verdict over prompt x output length by `verdict.rule`: the best k maximises end-to-end speedup
+    among the k whose memory holds the batch, and the rule judges it at the point and the low end of α."""
     acc = s.acceptance
     P = np.unique(np.round(np.geomspace(32, 32768, 46))) if prompt_lens is None else np.asarray(prompt_lens, float)
     O = np.unique(np.round(np.geomspace(16, 8192, 40))) if out_lens is None else np.asarray(out_lens, float)
@@ -113,7 +114,10 @@ def length_map(s: Scenario, prompt_lens: np.ndarray | None = None, out_lens: np.
     best = np.take_along_axis(candidates, k_idx[..., None], axis=2)[..., 0]
     best_low = np.take_along_axis(e2e_low, k_idx[..., None], axis=2)[..., 0]
     on = best > 1.0
-    verdict = np.where(~fits, NO_FIT, np.where(~on, DISABLE, np.where(best_low >= ENABLE_THRESHOLD, ENABLE, MARGINAL)))
+    # The map does not size throughput per point: it is taken as not falling (`advise` checks it for one point).
+    codes = {"disable": DISABLE, "marginal": MARGINAL, "enable": ENABLE}
+    decided = np.vectorize(codes.__getitem__, otypes=[int])(rule(best, best_low, np.inf))
+    verdict = np.where(~fits, NO_FIT, decided)
     return LengthMap(P, O, np.where(on, best, 1.0), np.where(on, ks[k_idx], 0), verdict, fits & ~holds.any(axis=2))
 
 
@@ -143,7 +147,7 @@ def memory_split(a: Advice) -> tuple[MemorySplit, MemorySplit]:
     for spec in (False, True):
         kv_target = seqs * m.tokens_per_sequence * m.kv_per_token_baseline
         kv_draft = seqs * m.tokens_per_sequence * (m.kv_per_token_spec - m.kv_per_token_baseline) if spec else 0.0
-        slots = seqs * memory.lookahead_slots(s.setup.method, k) * m.kv_per_token_spec if spec else 0.0
+        slots = seqs * lookahead_slots(s.setup.method, k) * m.kv_per_token_spec if spec else 0.0
         budget = m.kv_budget_spec if spec else m.kv_budget_baseline
         used = kv_target + kv_draft + slots
         fit = min(budget / used, 1.0) if used > 0 else 1.0

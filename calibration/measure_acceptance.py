@@ -13,10 +13,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from advisor.measured import jsonlines as records
 from advisor.errors import InputError
+from advisor.measured import jsonlines
+from advisor.measured.counts import Counts
+from advisor.measured.hf_tokenizer import load_tokenizer
 from advisor.measured.metrics import ACCEPTED, DRAFT_TOKENS, DRAFTS, PER_POS
-from advisor.measured.posterior import Counts
+from advisor.vllm import NGRAM_LOOKUP_DEFAULT, check_k, speculative_dict
+from calibration.engine.vllm_engine import open_engine
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,8 +30,8 @@ class MeasureConfig:
     k: int = 4  # num_speculative_tokens
     temperature: float = 0.0  # sampling temperature of the measurement
     max_tokens: int = 128  # tokens generated per prompt (EOS ignored, so every prompt runs the full length)
-    prompt_lookup_min: int = 5  # n-gram only: vLLM's prompt_lookup_min
-    prompt_lookup_max: int = 5  # n-gram only: vLLM's prompt_lookup_max
+    prompt_lookup_min: int = NGRAM_LOOKUP_DEFAULT[0]  # n-gram only: vLLM's prompt_lookup_min
+    prompt_lookup_max: int = NGRAM_LOOKUP_DEFAULT[1]  # n-gram only: vLLM's prompt_lookup_max
     max_model_len: int | None = None  # default: longest prompt + max_tokens + 2k + 2 (see `measure`)
     seed: int = 0  # sampling seed of the first prompt (prompt i uses seed + i)
 
@@ -37,8 +40,7 @@ class MeasureConfig:
             raise InputError(f"--method must be draft_model or ngram, got {self.method!r}")
         if self.method == "draft_model" and self.draft is None:
             raise InputError("--method draft_model needs --draft DIR (a smaller model with the same vocabulary)")
-        if not 1 <= self.k <= 32:
-            raise InputError(f"--k must be in 1..32, got {self.k}")
+        check_k(self.k)
         if not 0.0 <= self.temperature <= 2.0:
             raise InputError(f"--temperature must be in [0, 2], got {self.temperature}")
         if self.max_tokens < 2:
@@ -46,9 +48,8 @@ class MeasureConfig:
 
     def speculative_config(self) -> dict:
         if self.method == "ngram":
-            return {"method": "ngram", "num_speculative_tokens": self.k,
-                    "prompt_lookup_min": self.prompt_lookup_min, "prompt_lookup_max": self.prompt_lookup_max}
-        return {"method": "draft_model", "model": str(self.draft), "num_speculative_tokens": self.k}
+            return speculative_dict("ngram", self.k, lookup=(self.prompt_lookup_min, self.prompt_lookup_max))
+        return speculative_dict("draft_model", self.k, model=str(self.draft))
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +64,7 @@ class PromptResult:
 class Measurement:
     counts: Counts  # over all prompts
     per_prompt: list[PromptResult]  # in file order
-    skipped: list[records.Skipped]  # bad lines passed over (--on-error skip)
+    skipped: list[jsonlines.Skipped]  # bad lines passed over (--on-error skip)
 
 
 def _model_dir(path: str, flag: str) -> Path:
@@ -79,16 +80,14 @@ def load_prompts(path: str, target: Path, on_error: str = "stop") -> tuple[list[
     tokenizer = []  # loaded on the first text prompt
 
     def convert(record: dict) -> list[int]:
-        ids = records.token_ids(record, "prompt_token_ids", vocab)
+        ids = jsonlines.token_ids(record, "prompt_token_ids", vocab)
         if ids is None:
-            prompt = records.text(record, "prompt")
+            prompt = jsonlines.text(record, "prompt")
             if prompt is None:
                 raise InputError("needs \"prompt\" (text) or \"prompt_token_ids\" (a list of token ids)")
             if not tokenizer:
-                from advisor.measured.tokens import load
-
                 try:
-                    tokenizer.append(load(target))
+                    tokenizer.append(load_tokenizer(target, "--target"))
                 except InputError as exc:
                     raise InputError(f"a text prompt needs the target's tokenizer: {exc}; or give "
                                      "prompt_token_ids") from None
@@ -97,7 +96,7 @@ def load_prompts(path: str, target: Path, on_error: str = "stop") -> tuple[list[
             raise InputError("empty prompt")
         return ids
 
-    return records.read(path, convert, on_error)
+    return jsonlines.read(path, convert, on_error)
 
 
 def snapshot_counts(metrics: dict) -> tuple[int, int, int, tuple[int, ...]]:
@@ -131,8 +130,6 @@ def total(results: list[PromptResult], k: int) -> Counts:
 
 
 def measure(cfg: MeasureConfig, prompts_path: str, on_error: str = "stop") -> Measurement:
-    from calibration.engine.vllm_engine import open_engine
-
     target = _model_dir(cfg.target, "--target")
     if cfg.draft is not None:
         _model_dir(cfg.draft, "--draft")

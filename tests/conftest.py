@@ -3,8 +3,8 @@
 import pytest
 
 from advisor.model.costmodel import EngineCost
-from advisor.profiles.catalog import load_hardware, load_model
 from advisor.model.speculative import Setup
+from advisor.profiles.catalog import load_hardware, load_model
 
 
 @pytest.fixture(scope="session")

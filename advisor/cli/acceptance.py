@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 
 from advisor.errors import InputError
+from advisor.vllm import NGRAM_LOOKUP_DEFAULT
 
 acceptance_app = typer.Typer(no_args_is_help=True, help="Measure acceptance: from a vLLM server's metrics, by running "
                              "your prompts through vLLM, or by replaying n-gram lookup over text.")
@@ -100,8 +101,8 @@ def ngram(
     tokenizer: Optional[str] = typer.Option(None, help="Local folder with the model's tokenizer (exact counts); "
                                             "without it, text is split into words and punctuation (rough)."),
     k: int = typer.Option(5, help="num_speculative_tokens."),
-    prompt_lookup_min: int = typer.Option(5, help="vLLM's prompt_lookup_min (its default: 5)."),
-    prompt_lookup_max: int = typer.Option(5, help="vLLM's prompt_lookup_max (its default: 5)."),
+    prompt_lookup_min: int = typer.Option(NGRAM_LOOKUP_DEFAULT[0], help="vLLM's prompt_lookup_min (its default)."),
+    prompt_lookup_max: int = typer.Option(NGRAM_LOOKUP_DEFAULT[1], help="vLLM's prompt_lookup_max (its default)."),
     max_model_len: Optional[int] = typer.Option(None, help="vLLM's max_model_len, if responses may reach it."),
     on_error: OnError = typer.Option(OnError.stop, help="A bad line: stop (default) or skip it and go on."),
     save: Optional[str] = typer.Option(None, help=SAVE_HELP),
@@ -110,9 +111,17 @@ def ngram(
     """Replay vLLM's n-gram proposer over prompt + response text: the acceptance n-gram speculation would get."""
     from advisor.measured.ngram import NgramConfig
     from advisor.measured.ngram_corpus import replay
+    from advisor.measured.tokens import encoder
 
     cfg = NgramConfig(k=k, min_n=prompt_lookup_min, max_n=prompt_lookup_max, max_model_len=max_model_len)
-    result = replay(corpus, cfg, tokenizer, on_error.value)
+    if tokenizer is None:
+        encoding = encoder()
+    else:
+        # transformers takes ~5 s to import: only when a tokenizer is asked for
+        from advisor.measured.hf_tokenizer import load_tokenizer
+
+        encoding = encoder(load_tokenizer(tokenizer), tokenizer)
+    result = replay(corpus, cfg, encoding, on_error.value)
     c = result.counts
     if c.decode_steps == 0:
         raise InputError(f"{corpus}: every response is a single token, so there is no decode step to replay")
@@ -135,8 +144,8 @@ def measure(
     k: int = typer.Option(4, help="num_speculative_tokens."),
     temperature: float = typer.Option(0.0, help="Sampling temperature of the measurement."),
     max_tokens: int = typer.Option(128, help="Tokens generated per prompt."),
-    prompt_lookup_min: int = typer.Option(5, help="--method ngram: vLLM's prompt_lookup_min."),
-    prompt_lookup_max: int = typer.Option(5, help="--method ngram: vLLM's prompt_lookup_max."),
+    prompt_lookup_min: int = typer.Option(NGRAM_LOOKUP_DEFAULT[0], help="--method ngram: vLLM's prompt_lookup_min."),
+    prompt_lookup_max: int = typer.Option(NGRAM_LOOKUP_DEFAULT[1], help="--method ngram: vLLM's prompt_lookup_max."),
     max_model_len: Optional[int] = typer.Option(None, help="Default: longest prompt + max tokens + 2k + 2."),
     on_error: OnError = typer.Option(OnError.stop, help="A bad line: stop (default) or skip it and go on."),
     save: Optional[str] = typer.Option(None, help=SAVE_HELP),
@@ -144,7 +153,8 @@ def measure(
 ) -> None:
     """Run your prompts through vLLM with speculation on and count what it accepts, per prompt and overall."""
     try:
-        from calibration.measure_acceptance import MeasureConfig, measure as run
+        from calibration.measure_acceptance import MeasureConfig
+        from calibration.measure_acceptance import measure as run
     except ImportError:
         raise InputError("`acceptance measure` needs the calibration package (install specadvisor from source)") from None
 

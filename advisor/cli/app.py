@@ -18,8 +18,9 @@ except ImportError:  # pragma: no cover
     from click import exceptions as click_errors
 
 from advisor.cli.acceptance import acceptance_app
-from advisor.errors import InputError
+from advisor.cli.calibrate import calibrate
 from advisor.cli.options import Method, scenario_command  # noqa: F401  (Method: kept importable from here)
+from advisor.errors import InputError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Should I turn on speculative decoding in vLLM, with which k, and what will I gain?")
@@ -40,14 +41,14 @@ def recommend(
 ) -> None:
     """Go/no-go on speculative decoding for one workload, with the vLLM flags to paste."""
     from advisor.advise import advise
+    from advisor.recommendation import from_advice
     from advisor.render.report import markdown, text
-    from advisor.recommendation import summarize
 
-    result = summarize(advise(scenario))
+    result = from_advice(advise(scenario))
     if format is Format.json:
-        from advisor.schema import validated
+        from advisor.recommendation_json import to_json
 
-        typer.echo(validated(result).model_dump_json(indent=2))
+        typer.echo(to_json(result))
     elif format is Format.markdown:
         typer.echo(markdown(result), nl=False)
     else:
@@ -139,14 +140,7 @@ def validate(
         typer.echo(line)
 
 
-def _calibrate_command():
-    """`calibrate` is defined in calibration/calibrate/run.py (typer only at import; vLLM and scipy load when it runs)."""
-    from calibration.calibrate.run import calibrate
-
-    return calibrate
-
-
-app.command("calibrate")(_calibrate_command())
+app.command("calibrate")(calibrate)
 
 
 class Kind(str, Enum):

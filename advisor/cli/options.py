@@ -16,6 +16,8 @@ from typing import Optional
 
 import typer
 
+from advisor.vllm import MAX_K
+
 
 class Method(str, Enum):
     draft_model = "draft_model"
@@ -40,7 +42,7 @@ SCENARIO_OPTIONS = [
     _option("num_gpus", int, typer.Option(1, help="GPUs for tensor parallelism.")),
     _option("batch", int, typer.Option(1, help="Concurrent requests.")),
     _option("temperature", float, typer.Option(0.0, help="Sampling temperature served.")),
-    _option("k", Optional[int], typer.Option(None, help="Evaluate this draft length (0..32) instead of choosing one.")),
+    _option("k", Optional[int], typer.Option(None, help=f"Evaluate this draft length (0..{MAX_K}) instead of choosing one.")),
     _option("gpu_memory_utilization", float, typer.Option(0.9, help="vLLM's --gpu-memory-utilization.")),
     _option("alpha", Optional[float], typer.Option(None, help="Per-token acceptance probability α (Leviathan et al.).")),
     _option("acceptance_rate", Optional[float], typer.Option(None, help="vLLM's accepted/drafted tokens (needs --measured-k).")),
@@ -62,9 +64,16 @@ def build_from_options(*, method: Method, alpha, acceptance_rate, acceptance_len
     """The flags as typed -> a validated Scenario (advisor.resolve does the work)."""
     from advisor.resolve import AcceptanceInput, build_scenario
 
-    return build_scenario(method=method.value, **rest, acceptance=AcceptanceInput(
+    return build_scenario(method=method.value, **rest, read_metrics=_read_metrics, acceptance=AcceptanceInput(
         alpha=alpha, rate=acceptance_rate, length=acceptance_length, measured_k=measured_k,
         per_position=acceptance_per_pos, task=task, metrics=metrics, measured_temperature=measured_temperature))
+
+
+def _read_metrics(source: str, temperature: float, measured_temperature: float | None):
+    """--metrics: imported only when given (scipy and prometheus_client cost ~0.5 s of start-up)."""
+    from advisor.measured.from_metrics import acceptance_from_metrics
+
+    return acceptance_from_metrics(source, temperature, measured_temperature)
 
 
 def scenario_command(func):

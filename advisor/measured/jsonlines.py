@@ -6,6 +6,7 @@ A user's file is rarely perfect: `on_error="stop"` turns the first bad line into
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,8 +61,6 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def _record(line: str) -> dict:
-    import json
-
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:

@@ -10,10 +10,18 @@ our own: specadvisor:decode_steps_total (every decode step, drafted or not) and 
 
 from __future__ import annotations
 
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.parser import text_string_to_metric_families
 
 from advisor.errors import InputError
-from advisor.measured.posterior import Counts
+from advisor.measured.counts import Counts
 
 PREFIX = "vllm:spec_decode_"
 DRAFTS, DRAFT_TOKENS, ACCEPTED, PER_POS = (PREFIX + n for n in (
@@ -32,10 +40,6 @@ class Scrape:
 def read_text(where: str, timeout: float = HTTP_TIMEOUT_S) -> str:
     """The Prometheus text at a URL (http(s)://host:port[/metrics]) or in a file."""
     if where.startswith(("http://", "https://")):
-        import urllib.error
-        import urllib.request
-        from urllib.parse import urlparse
-
         url = where.rstrip("/") + "/metrics" if urlparse(where).path in ("", "/") else where
         try:
             with urllib.request.urlopen(url, timeout=timeout) as response:
@@ -45,8 +49,6 @@ def read_text(where: str, timeout: float = HTTP_TIMEOUT_S) -> str:
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise InputError(f"cannot reach {url} ({reason}); is the vLLM server running there?") from None
-    from pathlib import Path
-
     path = Path(where)
     if not path.is_file():
         raise InputError(f"no metrics file {where!r}: give a file of Prometheus text or a URL starting with http://")
@@ -58,8 +60,6 @@ def read_text(where: str, timeout: float = HTTP_TIMEOUT_S) -> str:
 
 def parse(text: str, origin: str) -> Scrape:
     """The speculative-decoding counters in Prometheus text, summed over engines (labels other than `position`)."""
-    from prometheus_client.parser import text_string_to_metric_families
-
     totals: dict[str, float] = {}
     per_pos: dict[int, float] = {}
     models: set[str] = set()
@@ -118,9 +118,6 @@ def scrape(where: str, second: str | None = None) -> Scrape:
 
 def render(counts: Counts, source: str, measured_temperature: float | None = None) -> str:
     """Prometheus text with vLLM's counter names (and our two extras), which `parse` reads back."""
-    from prometheus_client import CollectorRegistry, generate_latest
-    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-
     class Saved:
         def collect(self):
             for name, value, doc in ((DRAFTS, counts.drafts, "Number of spec decoding drafts."),

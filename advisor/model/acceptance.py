@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.errors import InputError
+from advisor.vllm import check_k
 
 
 def expected_tokens(alpha, k) -> np.ndarray:
@@ -95,8 +96,7 @@ def alpha_from_length(length: float, k: int) -> float:
 
 
 def _check_k(k: int) -> None:
-    if not 1 <= k <= 32:
-        raise InputError(f"the k an acceptance was measured at must be in 1..32, got {k}")
+    check_k(k, "the k an acceptance was measured at")
 
 
 # Rough greedy-decoding priors for a same-family draft ~10-50x smaller than the target, as (low, high, source).

@@ -29,8 +29,8 @@ import numpy as np
 
 from advisor.model.costmodel import prefill_time
 from advisor.model.speculative import Setup
+from advisor.vllm import MAX_NUM_BATCHED_TOKENS  # a prompt prefills in chunks of this many tokens
 
-CHUNK_TOKENS = 8192  # vLLM's default max_num_batched_tokens: a prompt prefills in chunks of this many tokens
 GRID_STEP = 0.05  # resolution of the concurrency grid, sequences (coarser past GRID_POINTS)
 GRID_POINTS = 4000
 
@@ -84,7 +84,7 @@ def load_curve(setup: Setup, tokens_per_step: np.ndarray, shape: Shape, max_batc
     rate = B / (decode_tokens * T + B * t_pf)
     rho = rate * t_pf
     wait = rho * t_pf / (2.0 * (1.0 - rho))
-    ttft = wait + t_pf90 + np.ceil(shape.prompt_p90 / CHUNK_TOKENS) * T_step
+    ttft = wait + t_pf90 + np.ceil(shape.prompt_p90 / MAX_NUM_BATCHED_TOKENS) * T_step
     return LoadCurve(B, ks[best], rate, T / (1.0 - rho), ttft, rho)
 
 

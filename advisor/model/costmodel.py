@@ -16,12 +16,15 @@ even at large batch (MagicDec, Chen et al. 2024).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
+from functools import cache
+from typing import Any, NamedTuple, get_type_hints
 
 import numpy as np
 
 from advisor.model.hardware import Hardware
 from advisor.model.modelspec import ModelSpec
+from advisor.vllm import MAX_NUM_BATCHED_TOKENS
 
 # Datasheet peaks are not reached. These defaults stand until `specadvisor calibrate` measures the real ones.
 DEFAULT_BANDWIDTH_EFFICIENCY = 0.85  # decode GEMVs stream weights at ~80-90% of peak HBM bandwidth
@@ -32,18 +35,45 @@ DEFAULT_ALLREDUCE_LATENCY_S = 8.0e-6  # one small NCCL all-reduce over NVLink/PC
 
 
 @dataclass(frozen=True, slots=True)
-class EngineCost:
-    """How fast one engine runs one model on one device: the roofline's two rates and its fixed costs."""
+class Calibrated:
+    """How `specadvisor calibrate` treats an EngineCost parameter (the metadata of its field): a calibration profile
+    stores it, and the fit solves for it from measured step times unless `unit` is None."""
 
-    bandwidth: float  # effective memory bandwidth, bytes/s
-    flops: float  # effective matmul throughput, FLOP/s
-    step_overhead: float = DEFAULT_STEP_OVERHEAD_S  # fixed time per forward step, s
-    token_overhead: float = DEFAULT_TOKEN_OVERHEAD_S  # extra time per processed token, s
-    seq_overhead: float = 0.0  # extra time per running sequence per step, s
+    unit: float | None = None  # the fit solves for value / unit, so every unknown is O(1); None: stored, not fitted
+    log: bool = False  # solve for log(value / unit) instead: a rate, positive and scale-free
+    bounds: tuple[float, float] = (0.0, float("inf"))  # the values the fit may take, in `unit`
+    start: float = 0.0  # the fit's first guess (value / unit, or its log) where the measurements suggest none
+    required: bool = False  # every profile stores it; False: profiles from before it existed load with its default
+
+
+def _calibrated(default: Any = MISSING, **how: Any) -> Any:
+    return field(default=default, metadata={"calibrated": Calibrated(**how)})
+
+
+@dataclass(frozen=True, slots=True)
+class EngineCost:
+    """How fast one engine runs one model on one device: the roofline's two rates and its fixed costs.
+
+    This declaration is the only list of the parameters: a calibration profile's fit and the fit's unknowns derive
+    from the fields marked `_calibrated` (see `calibrated_fields`). Rates are fitted between 1 MB/s (MFLOP/s) and
+    1 PB/s (EFLOP/s): wide enough for any device, finite for exp()."""
+
+    # effective memory bandwidth, bytes/s
+    bandwidth: float = _calibrated(unit=1e9, log=True, bounds=(1e-3, 1e6), required=True)
+    # effective matmul throughput, FLOP/s
+    flops: float = _calibrated(unit=1e9, log=True, bounds=(1e-3, 1e9), required=True)
+    # fixed time per forward step, s
+    step_overhead: float = _calibrated(DEFAULT_STEP_OVERHEAD_S, unit=1e-3, required=True)
+    # extra time per processed token, s
+    token_overhead: float = _calibrated(DEFAULT_TOKEN_OVERHEAD_S, unit=1e-6, start=1.0, required=True)
+    # extra time per running sequence per step, s
+    seq_overhead: float = _calibrated(0.0, unit=1e-6, start=1.0, required=True)
     link_bandwidth: float = 0.0  # per-GPU one-direction interconnect for tensor parallelism, bytes/s
     allreduce_latency: float = DEFAULT_ALLREDUCE_LATENCY_S  # fixed cost of one all-reduce, s
-    weight_dtype: str = "bf16"  # what the weights are stored as (sets the bytes streamed per parameter)
-    multi_token_overhead: float = 0.0  # extra fixed time of a step that carries more than one token in all, s
+    # what the weights are stored as (sets the bytes streamed per parameter); stored with a fit, not fitted
+    weight_dtype: str = _calibrated("bf16", required=True)
+    # extra fixed time of a step that carries more than one token in all, s
+    multi_token_overhead: float = _calibrated(0.0, unit=1e-3)
 
     def __post_init__(self) -> None:
         if self.bandwidth <= 0 or self.flops <= 0:
@@ -62,6 +92,24 @@ class EngineCost:
 
     def with_overheads(self, **changes: float) -> "EngineCost":
         return replace(self, **changes)
+
+
+class CalibratedField(NamedTuple):
+    """An EngineCost field a calibration profile stores."""
+
+    name: str
+    type: type  # float or str
+    default: Any  # dataclasses.MISSING when EngineCost has none
+    how: Calibrated
+
+
+@cache
+def calibrated_fields() -> tuple[CalibratedField, ...]:
+    """The EngineCost fields a calibration profile stores, in its JSON's order: the fitted ones, then the others."""
+    types = get_type_hints(EngineCost)
+    stored = [CalibratedField(f.name, types[f.name], f.default, f.metadata["calibrated"])
+              for f in fields(EngineCost) if "calibrated" in f.metadata]
+    return tuple(sorted(stored, key=lambda stored_field: stored_field.how.unit is None))
 
 
 def step_time(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, tp: int = 1) -> np.ndarray:
@@ -105,7 +153,7 @@ def allreduce_time(model: ModelSpec, cost: EngineCost, tokens, tp: int) -> np.nd
 
 
 def prefill_time(model: ModelSpec, cost: EngineCost, batch, prompt_len, tp: int = 1,
-                 chunk_tokens: int = 8192) -> np.ndarray:
+                 chunk_tokens: int = MAX_NUM_BATCHED_TOKENS) -> np.ndarray:
     """Seconds to prefill `batch` prompts of `prompt_len` tokens. vLLM's chunked prefill caps a step at
     `chunk_tokens` (max_num_batched_tokens); every extra chunk pays one more step overhead and weight read."""
     batch = np.asarray(batch, dtype=float)

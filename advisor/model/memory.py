@@ -14,11 +14,9 @@ from dataclasses import dataclass
 
 from advisor.model.hardware import GIB, Hardware
 from advisor.model.modelspec import ModelSpec
+from advisor.vllm import BLOCK_TOKENS, MAX_NUM_BATCHED_TOKENS, MAX_NUM_SEQS, lookahead_slots
 
-BLOCK_TOKENS = 16  # vLLM's default KV block size
 RUNTIME_RESERVE_BYTES = 1.0 * GIB  # CUDA context, CUDA-graph pool, NCCL buffers: outside the profiled peak
-MAX_NUM_BATCHED_TOKENS = 8192  # vLLM's default chunked-prefill token budget: sizes the profiling run
-MAX_NUM_SEQS = 256  # vLLM's default max_num_seqs: sizes the sampler's logits in the profiling run
 
 
 def activation_peak_bytes(model: ModelSpec, tp: int = 1) -> float:
@@ -33,12 +31,6 @@ def kv_bytes_per_token_per_gpu(model: ModelSpec, tp: int) -> float:
     """TP shards KV heads across GPUs; with fewer KV heads than GPUs each GPU keeps a replica of one head."""
     heads_per_gpu = max(model.num_kv_heads / tp, 1.0)
     return 2 * model.num_layers * heads_per_gpu * model.head_dim * 2.0
-
-
-def lookahead_slots(method: str, k: int) -> int:
-    if k == 0:
-        return 0
-    return k + 1 if method == "draft_model" else k
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,15 +5,18 @@ from __future__ import annotations
 import difflib
 
 from advisor.errors import InputError
+
+try:
+    import pynvml  # the `nvml` extra: only `--gpu auto` needs it
+except ImportError:
+    pynvml = None
 from advisor.profiles.catalog import load_hardware, names
 
 
 def local_gpu_name() -> str:
     """The driver's name for GPU 0, e.g. 'NVIDIA H100 80GB HBM3'."""
-    try:
-        import pynvml
-    except ImportError:
-        raise InputError("--gpu auto needs pynvml: pip install 'specadvisor[nvml]'") from None
+    if pynvml is None:
+        raise InputError("--gpu auto needs pynvml: pip install 'specadvisor[nvml]'")
     try:
         pynvml.nvmlInit()
         name = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(0))

@@ -4,10 +4,12 @@ the VRAM budget. Each takes an Advice and returns a matplotlib Figure; numbers c
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.colors import BoundaryNorm, ListedColormap
+from matplotlib.patches import Patch
 
-from advisor.render import plot_style as st
 from advisor import sweeps
 from advisor.advise import Advice
+from advisor.render import plot_style as st
 from advisor.verdict import ENABLE_THRESHOLD
 
 KINDS = ("alpha", "batch", "lengths", "memory")
@@ -102,9 +104,6 @@ def batch_figure(a: Advice):
 
 
 def lengths_figure(a: Advice):
-    from matplotlib.colors import BoundaryNorm, ListedColormap
-    from matplotlib.patches import Patch
-
     s = a.scenario
     P = np.unique(np.round(np.geomspace(min(32, s.prompt_len), max(32768, s.prompt_len), 46)))
     O = np.unique(np.round(np.geomspace(min(16, s.out_len), max(8192, s.out_len), 40)))
@@ -177,8 +176,6 @@ def memory_figure(a: Advice):
     ax.grid(axis="y", visible=False)
     ax.set_xlabel(f"GB per GPU (10⁹ bytes; the GPU has {s.hardware.memory_gib:g} GiB = {total:.1f} GB, "
                   f"vLLM may use {s.gpu_memory_utilization:.0%})")
-    from matplotlib.patches import Patch
-
     handles = [Patch(facecolor=colour, edgecolor="#b0b7be" if name == "outside vLLM" else colour,
                      hatch="//" if name == "outside vLLM" else None, label=name)
                for name, colour in zip(sweeps.SEGMENTS, SEGMENT_COLOURS) if base.parts[name] > 0 or spec.parts[name] > 0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import html as html_lib
+import json
 
 from advisor.model import capacity
 from advisor.review.evaluate import Cell, Review, totals
@@ -63,22 +64,20 @@ def _details(r: Review, c: Cell) -> list[tuple]:
                         if c.spec.gpus is not None and c.gpus_spec_low_alpha != c.spec.gpus else ""))
     a = c.advice
     if a is not None:
-        inp = a["inputs"]
-        items.append(f"acceptance: α {inp['alpha']:.2f} (range {a['interval']['alpha_low']:.2f}-"
-                     f"{a['interval']['alpha_high']:.2f}); {inp['acceptance_source']}")
-        items += [f"note: {n}" for n in inp["acceptance_notes"]]
+        inp = a.inputs
+        items.append(f"acceptance: α {inp.alpha:.2f} (range {a.interval.alpha_low:.2f}-"
+                     f"{a.interval.alpha_high:.2f}); {inp.acceptance_source}")
+        items += [f"note: {n}" for n in inp.acceptance_notes]
         items.append(f"at the planned load (mean concurrency {c.load_batch:.1f} per replica, advised at batch "
-                     f"{inp['batch']}): {a['verdict']}, k={a['best_k']}, end-to-end {a['speedup']['e2e_latency']:.2f}x, "
-                     f"TPOT {a['speedup']['tpot']:.2f}x; " + "; ".join(a["reasons"]))
-        items += [f"check {ch['name']}: {'pass' if ch['ok'] else 'FAIL'}: {ch['detail']}" for ch in a["checks"]]
-        items.append(f"step costs: {a['cost_source']}")
+                     f"{inp.batch}): {a.verdict}, k={a.best_k}, end-to-end {a.speedup.e2e_latency:.2f}x, "
+                     f"TPOT {a.speedup.tpot:.2f}x; " + "; ".join(a.reasons))
+        items += [f"check {ch.name}: {'pass' if ch.ok else 'FAIL'}: {ch.detail}" for ch in a.checks]
+        items.append(f"step costs: {a.cost_source}")
     items += [f"note: {n}" for n in c.notes]
     out.append(("ul", items))
-    if a is not None and a["best_k"]:
-        import json
-
+    if a is not None and a.best_k:
         out.append(("p", "vLLM --speculative-config at the planned load:"))
-        out.append(("pre", json.dumps(a["vllm"]["speculative_config"], separators=(",", ":"))))
+        out.append(("pre", json.dumps(a.vllm.speculative_config, separators=(",", ":"))))
     return out
 
 

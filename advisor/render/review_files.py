@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from advisor.errors import InputError
 from advisor.atomic_write import write_atomic
+from advisor.errors import InputError
+from advisor.render.plot_style import render
+from advisor.render.review_document import blocks, html, markdown
+from advisor.render.review_plots import FIGURES
+from advisor.review.evaluate import review
+from advisor.review.plan import load_plan
 
 PICTURES = {"overview": "GPUs and $ per million output tokens, with and without speculation",
             "curves": "TPOT vs request rate per replica, with the SLOs"}
@@ -13,12 +18,6 @@ PICTURES = {"overview": "GPUs and $ per million output tokens, with and without 
 
 def write_review(plan_path: str, out: str | None) -> list[str]:
     """Write the review and return what to tell the user (the files, and the summary per pair)."""
-    from advisor.review.plan import load_plan
-    from advisor.render.review_plots import FIGURES
-    from advisor.render.plot_style import render
-    from advisor.review.evaluate import review
-    from advisor.render.review_document import blocks, html, markdown
-
     plan = load_plan(plan_path)
     folder = Path(out) if out else Path.cwd() / (Path(plan_path).stem + "-review")
     if folder.exists() and not folder.is_dir():

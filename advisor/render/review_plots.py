@@ -6,6 +6,8 @@ from __future__ import annotations
 import textwrap
 
 import numpy as np
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from advisor.render import plot_style as st
 from advisor.review.evaluate import Review, totals
@@ -59,8 +61,6 @@ def overview_figure(r: Review):
         _bars(ax, r, name, "gpus")
         ax.set_title(name, loc="left", fontsize=10)
         if j == 0:
-            from matplotlib.patches import Patch
-
             ax.set_ylabel("GPUs needed within the SLOs")
             ax.legend(handles=[Patch(color=st.BASELINE, label="without speculation"),
                                Patch(color=st.SPEC, label="with speculation")], loc="upper left")
@@ -113,8 +113,6 @@ def curves_figure(r: Review):
                 ax.set_xlabel("requests/s per replica")
             if j == 0:
                 ax.set_ylabel("TPOT, ms")
-    from matplotlib.lines import Line2D
-
     fig.suptitle("Latency vs load per replica\n", x=0.01, ha="left", fontsize=12.5, fontweight="bold")
     fig.legend(handles=[Line2D([], [], color=st.BASELINE, lw=1.8, label="without speculation"),
                         Line2D([], [], color=st.SPEC, lw=1.8, label="with speculation")],

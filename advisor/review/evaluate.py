@@ -16,13 +16,14 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from advisor.advise import K_TABLE, advise
+from advisor.errors import InputError
+from advisor.measured.from_metrics import acceptance_from_metrics
 from advisor.model import capacity as cap
 from advisor.model import memory
-from advisor.advise import K_TABLE, advise
+from advisor.recommendation import Recommendation, from_advice
 from advisor.resolve import AcceptanceInput, build_scenario
-from advisor.errors import InputError
 from advisor.review.plan import Deployment, Plan, Workload
-from advisor.recommendation import summarize
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +49,7 @@ class Cell:
     spec: Side | None = None
     gpus_spec_low_alpha: int | None = None  # GPUs with speculation at the low end of the acceptance range
     load_batch: float = 0.0  # mean concurrency per replica at the planned rate (over the pool's replicas)
-    advice: dict | None = None  # summary.summarize of `advise` at load_batch
+    advice: Recommendation | None = None  # `advise` at load_batch
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -65,9 +66,6 @@ class Review:
 def _acceptance(w: Workload, base_dir: Path) -> AcceptanceInput:
     a = w.acceptance
     if a.metrics is not None:
-        if "metrics" not in {f.name for f in dataclasses.fields(AcceptanceInput)}:
-            raise InputError("acceptance from a metrics file needs `specadvisor acceptance from-metrics` support, "
-                             "which this build lacks: give alpha or acceptance_rate instead")
         return AcceptanceInput(metrics=str(base_dir / a.metrics), measured_temperature=a.measured_temperature)
     per_pos = None if a.per_position is None else ",".join(f"{p:g}" for p in a.per_position)
     return AcceptanceInput(alpha=a.alpha, rate=a.acceptance_rate, length=a.acceptance_length, measured_k=a.measured_k,
@@ -109,7 +107,8 @@ def review_pair(w: Workload, d: Deployment, base_dir: Path) -> Cell:
             target=d.target, draft=d.draft, method=d.method, gpu=d.gpu, num_gpus=d.tensor_parallel, batch=1,
             prompt_len=round(p_mean), out_len=max(round(o_mean), 1), temperature=w.temperature,
             acceptance=_acceptance(w, base_dir), gpu_memory_utilization=d.gpu_memory_utilization,
-            calibration=None if d.calibration is None else str(base_dir / d.calibration))
+            calibration=None if d.calibration is None else str(base_dir / d.calibration),
+            read_metrics=acceptance_from_metrics)
     except InputError as exc:
         return Cell(w.name, d.name, "error", str(exc), (str(exc),))
     setup, acc = scenario.setup, scenario.acceptance
@@ -149,7 +148,7 @@ def review_pair(w: Workload, d: Deployment, base_dir: Path) -> Cell:
     if served.best.rate and replicas and per_replica > served.best.rate:
         notes.append(f"the pool's {replicas} replica(s) carry {served.best.rate * replicas:.2f} req/s within the "
                      f"SLOs, short of the planned {w.rate:g} req/s: the advice is at full load")
-    advice = summarize(advise(dataclasses.replace(scenario, batch=max(math.ceil(load_batch - 1e-9), 1))))
+    advice = from_advice(advise(dataclasses.replace(scenario, batch=max(math.ceil(load_batch - 1e-9), 1))))
     verdict, why = _recommend(base, spec, advice)
     return Cell(w.name, d.name, verdict, why, tuple(problems), shape, base, spec, low.gpus, load_batch, advice,
                 tuple(notes))
@@ -164,7 +163,7 @@ WHY_SLOWER = {
 }
 
 
-def _recommend(base: Side, spec: Side, advice: dict) -> tuple[str, str]:
+def _recommend(base: Side, spec: Side, advice: Recommendation) -> tuple[str, str]:
     b, s = base.best, spec.best
     if b.batch == 0 and s.batch == 0:
         return "SLOs unreachable", "neither configuration meets the SLOs even with one request at a time"
@@ -177,9 +176,9 @@ def _recommend(base: Side, spec: Side, advice: dict) -> tuple[str, str]:
         return "enable", f"{base.gpus - spec.gpus} fewer GPUs: {gain:+.0%} sustainable rate (k={s.k} at capacity)"
     if spec.gpus > base.gpus:
         return "disable", f"{spec.gpus - base.gpus} more GPUs: {gain:+.0%} sustainable rate; {WHY_SLOWER[s.bound.split(' (')[0]]}"
-    e2e = advice["speedup"]["e2e_latency"]
-    return advice["verdict"], (f"same GPUs ({gain:+.0%} rate); at the planned load: k={advice['best_k']}, "
-                               f"{e2e:.2f}x end-to-end latency")
+    e2e = advice.speedup.e2e_latency
+    return advice.verdict, (f"same GPUs ({gain:+.0%} rate); at the planned load: k={advice.best_k}, "
+                            f"{e2e:.2f}x end-to-end latency")
 
 
 def review(plan: Plan, source: str | Path) -> Review:

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from advisor.errors import InputError
+from advisor.vllm import MAX_K, MAX_NUM_SEQS
 
 
 class Strict(BaseModel):
@@ -64,7 +65,7 @@ class AcceptanceSource(Strict):
     alpha: float | None = Field(None, ge=0, le=1)
     acceptance_rate: float | None = Field(None, ge=0, le=1)
     acceptance_length: float | None = Field(None, ge=1)
-    measured_k: int | None = Field(None, ge=1, le=32)
+    measured_k: int | None = Field(None, ge=1, le=MAX_K)
     per_position: list[float] | None = None
     measured_temperature: float | None = Field(None, ge=0, le=2)
     metrics: str | None = None  # path, relative to the plan file
@@ -104,7 +105,7 @@ class Deployment(Strict):
     method: Literal["draft_model", "ngram", "eagle"] = "draft_model"
     usd_per_gpu_hour: float | None = Field(None, ge=0)
     gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
-    max_num_seqs: int = Field(256, gt=0)  # vLLM's default; caps concurrency per replica
+    max_num_seqs: int = Field(MAX_NUM_SEQS, gt=0)  # vLLM's default; caps concurrency per replica
     calibration: str | None = None  # calibration profile from `specadvisor calibrate`, relative to the plan
 
 

@@ -13,8 +13,14 @@ from __future__ import annotations
 import os
 import platform
 from dataclasses import dataclass
+from importlib import metadata
 
 import numpy as np
+
+try:
+    import pynvml  # the `nvml` extra: names the GPU a calibration was measured on
+except ImportError:
+    pynvml = None
 
 from advisor.model.costmodel import EngineCost, prefill_time, step_time
 from advisor.model.modelspec import ModelSpec
@@ -155,24 +161,22 @@ def summary(samples: list[float]) -> tuple[float, float]:
 def system_info() -> dict:
     """What the timings were measured on: the GPU (via NVML when present) or the CPU."""
     info = {"platform": platform.platform(), "python": platform.python_version(), "cpu": _cpu_model(),
-            "cpu_count": os.cpu_count(), "load_average_1m": os.getloadavg()[0]}  # others' load skews timings
+            "cpu_count": os.cpu_count(), "load_average_1m": os.getloadavg()[0],  # others' load skews timings
+            "gpu": None, "driver": None}  # a CPU run, unless NVML names a GPU
+    if pynvml is not None:
+        try:
+            pynvml.nvmlInit()
+            handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+            name = pynvml.nvmlDeviceGetName(handle)
+            driver = pynvml.nvmlSystemGetDriverVersion()
+            info.update(gpu=name.decode() if isinstance(name, bytes) else name,
+                        driver=driver.decode() if isinstance(driver, bytes) else driver,
+                        gpu_memory_bytes=int(pynvml.nvmlDeviceGetMemoryInfo(handle).total))
+        except Exception:  # no driver or no GPU
+            pass
     try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        handle = pynvml.nvmlDeviceGetHandleByIndex(0)
-        name = pynvml.nvmlDeviceGetName(handle)
-        driver = pynvml.nvmlSystemGetDriverVersion()
-        info.update(gpu=name.decode() if isinstance(name, bytes) else name,
-                    driver=driver.decode() if isinstance(driver, bytes) else driver,
-                    gpu_memory_bytes=int(pynvml.nvmlDeviceGetMemoryInfo(handle).total))
-    except Exception:  # no pynvml, no driver or no GPU: a CPU run
-        info.update(gpu=None, driver=None)
-    try:
-        import torch
-
-        info["torch"] = torch.__version__
-    except ImportError:
+        info["torch"] = metadata.version("torch")  # torch.__version__, without the seconds its import takes
+    except metadata.PackageNotFoundError:
         pass
     return info
 

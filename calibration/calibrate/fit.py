@@ -1,29 +1,45 @@
-"""Fit the advisor's cost model (`advisor.model.costmodel.EngineCost`) to measured step times.
+"""Fit the advisor's cost model (`advisor.model.costmodel.EngineCost`) to measured step times, and finish a profile.
 
 The fitted function is the one `recommend` evaluates (`calibration.calibrate.bench.predict`, i.e. `step_time` and
 `prefill_time`), so the error reported on held-out points is the error of the advisor's own predictions.
 Residuals are log-ratios log(predicted / measured): step times span three orders of magnitude and a 10% miss
 should weigh the same on a 5 ms decode step as on a 2 s prefill. A robust loss (soft-L1, Huber-like beyond
 `LOSS_SCALE`) keeps a point disturbed by a neighbour's load from dragging the fit (scipy.optimize.least_squares).
+The unknowns are EngineCost's fitted fields (their metadata says in which unit, bounds and start), then the
+admission cost, which only the benchmark pays.
+
+A profile's fit (`fit_profile`) takes every model's points at the median of its rounds and is judged on its
+held-out points: saved as "fitted" when every model's held-out median error is within MAX_HELDOUT_MEDIAN_ERROR, else
+as "unfit" with the reason; the raw samples are kept either way, so a fit can be redone (`fit_profile` again) or more
+rounds added with `calibrate --repeats N --resume`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+from scipy.optimize import least_squares
 
-from advisor.model.costmodel import EngineCost
+from advisor.errors import InputError
+from advisor.model.costmodel import Calibrated, EngineCost, calibrated_fields
 from advisor.model.modelspec import ModelSpec
-
+from calibration.calibrate import bench
+from calibration.calibrate import profile_file as prof
 from calibration.calibrate.bench import Point, predict
+from calibration.calibrate.measure import point_of
 
 MAX_HELDOUT_MEDIAN_ERROR = 0.15  # refuse to save a fit that misses unseen shapes by more than this (median)
 LOSS_SCALE = 0.05  # residuals (log-ratios) beyond ~5% count linearly, not quadratically
 OUTLIER_FLOOR = 0.4  # a training point is only dropped as an outlier when the fit misses it by > e^0.4 - 1 ≈ 50%
-PARAMS = ("bandwidth", "flops", "step_overhead", "token_overhead", "seq_overhead", "multi_token_overhead")
-# x = [log bandwidth/GB/s, log flops/GFLOP/s, step ms, token µs, seq µs, multi-token ms, admission ms, admission µs/seq]
-SCALES = np.array([1.0, 1.0, 1e-3, 1e-6, 1e-6, 1e-3, 1e-3, 1e-6])
+FITTED = tuple(f for f in calibrated_fields() if f.how.unit is not None)
+PARAMS = tuple(f.name for f in FITTED)
+# What a step admitting new requests pays on top: s per step (in ms), s per admitted sequence (in µs).
+ADMISSION = (Calibrated(unit=1e-3), Calibrated(unit=1e-6))
+UNKNOWNS = tuple(f.how for f in FITTED) + ADMISSION  # x, the vector the solver moves
+# vLLM dtypes -> advisor.model.modelspec.BYTES_PER_PARAM keys (the weights' bytes per parameter in the cost model)
+WEIGHT_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16"}
 
 
 class FitError(ValueError):
@@ -47,11 +63,24 @@ class Fit:
         return self.heldout_median_error <= MAX_HELDOUT_MEDIAN_ERROR
 
 
+def _unknown(value: float, how: Calibrated):
+    """A value (SI units) as the solver sees it. A linear one is multiplied by 1/unit rather than divided by unit:
+    the starting points stay bit for bit those the shipped profiles were fitted from."""
+    return np.log(value / how.unit) if how.log else value * (1 / how.unit)
+
+
+def _value(x, how: Calibrated) -> float:
+    """The solver's unknown back in SI units."""
+    return float(np.exp(x)) * how.unit if how.log else float(x * how.unit)
+
+
 def _cost(x: np.ndarray, weight_dtype: str) -> EngineCost:
-    v = x * SCALES  # rates in log space (positive, scale-free); overheads in ms/µs so every unknown is O(1)
-    return EngineCost(bandwidth=float(np.exp(v[0])) * 1e9, flops=float(np.exp(v[1])) * 1e9, step_overhead=float(v[2]),
-                      token_overhead=float(v[3]), seq_overhead=float(v[4]), multi_token_overhead=float(v[5]),
-                      weight_dtype=weight_dtype)
+    return EngineCost(**{f.name: _value(xi, f.how) for f, xi in zip(FITTED, x)}, weight_dtype=weight_dtype)
+
+
+def _admission(x: np.ndarray) -> tuple[float, float]:
+    step, seq = (_value(xi, how) for xi, how in zip(x[len(FITTED):], ADMISSION))
+    return step, seq
 
 
 def measured_time(model: ModelSpec, cost: EngineCost, admission: tuple[float, float], points: list[Point],
@@ -67,38 +96,38 @@ def measured_time(model: ModelSpec, cost: EngineCost, admission: tuple[float, fl
 def _starts(model: ModelSpec, points: list[Point], times: np.ndarray, weight_dtype: str) -> list[np.ndarray]:
     """Initial guesses from the data's extremes: the fastest step bounds the overhead, the weights streamed in the
     fastest step bound the bandwidth, the largest step's FLOPs bound the FLOP rate. Spread ×/÷ 4 around them,
-    because the roofline's max() makes the landscape piecewise and one start can settle on the wrong side."""
+    because the roofline's max() makes the landscape piecewise and one start can settle on the wrong side. Every
+    other unknown starts where its metadata says."""
     fastest = float(times.min())
     tokens = np.array([p.batch * p.new_tokens for p in points], dtype=float)
-    bandwidth = float(model.weight_bytes_read(1, weight_dtype)) / fastest / 1e9
+    bandwidth = float(model.weight_bytes_read(1, weight_dtype)) / fastest
     biggest = int(np.argmax(tokens))
-    flops = tokens[biggest] * float(model.flops_per_token(points[biggest].context)) / float(times[biggest]) / 1e9
-    return [np.array([np.log(bw), np.log(fl), share * fastest * 1e3, 1.0, 1.0, 0.0, 0.0, 0.0])
-            for bw in (bandwidth, bandwidth * 4) for fl in (flops, flops * 4) for share in (0.2, 0.6)]
+    flops = tokens[biggest] * float(model.flops_per_token(points[biggest].context)) / float(times[biggest])
+    guesses = [{"bandwidth": bw, "flops": fl, "step_overhead": share * fastest}
+               for bw in (bandwidth, bandwidth * 4) for fl in (flops, flops * 4) for share in (0.2, 0.6)]
+    return [np.array([_unknown(guess[f.name], f.how) if f.name in guess else f.how.start for f in FITTED]
+                     + [how.start for how in ADMISSION]) for guess in guesses]
 
 
 def fit_cost(model: ModelSpec, points: list[Point], times, heldout: list[bool], chunk_tokens: int,
              weight_dtype: str = "bf16") -> Fit:
-    """Least-squares fit of the five EngineCost parameters (and the admission cost) to `times` (seconds, one per
+    """Least-squares fit of EngineCost's fitted parameters (and the admission cost) to `times` (seconds, one per
     point) on the points not held out; errors reported on both sets."""
     times = np.asarray(times, dtype=float)
     heldout = np.asarray(heldout, dtype=bool)
     if len(points) != len(times) or len(points) != len(heldout):
         raise ValueError("fit_cost: points, times and heldout must have the same length")
     train = ~heldout
-    if train.sum() < 2 * len(SCALES) or heldout.sum() < 2:
+    if train.sum() < 2 * len(UNKNOWNS) or heldout.sum() < 2:
         raise FitError(f"too few measured points to fit ({int(train.sum())} to fit, {int(heldout.sum())} held out): "
                        "widen the grid (--max-batch, --max-context) or raise --budget-seconds")
     if np.any(~np.isfinite(times)) or np.any(times <= 0):
         raise FitError("some measured times are not positive numbers: the raw data is corrupt")
-    from scipy.optimize import least_squares
-
-    # Rates between 1 MB/s (MFLOP/s) and 1 PB/s (EFLOP/s): wide enough for any device, finite for exp().
-    lower, upper = [np.log(1e-3)] * 2 + [0.0] * 6, [np.log(1e6), np.log(1e9)] + [np.inf] * 6
+    lower = [np.log(how.bounds[0]) if how.log else how.bounds[0] for how in UNKNOWNS]
+    upper = [np.log(how.bounds[1]) if how.log else how.bounds[1] for how in UNKNOWNS]
 
     def model_at(x: np.ndarray, chosen: list[Point]) -> np.ndarray:
-        v = x * SCALES
-        return measured_time(model, _cost(x, weight_dtype), (v[6], v[7]), chosen, chunk_tokens)
+        return measured_time(model, _cost(x, weight_dtype), _admission(x), chosen, chunk_tokens)
 
     def solve(use: np.ndarray, starts: list[np.ndarray]):
         chosen = [p for p, u in zip(points, use) if u]
@@ -113,14 +142,49 @@ def fit_cost(model: ModelSpec, points: list[Point], times, heldout: list[bool], 
     miss = np.abs(np.log(model_at(best.x, points) / times))
     spread = 1.4826 * np.median(np.abs(miss[train] - np.median(miss[train])))
     outliers = train & (miss > max(OUTLIER_FLOOR, np.median(miss[train]) + 4 * spread))
-    if outliers.any() and (train & ~outliers).sum() >= 2 * len(SCALES):
+    if outliers.any() and (train & ~outliers).sum() >= 2 * len(UNKNOWNS):
         best = solve(train & ~outliers, [best.x])
     else:
         outliers = np.zeros_like(train)
     errors = model_at(best.x, points) / times - 1.0
     held, fitted = np.abs(errors[heldout]), np.abs(errors[train & ~outliers])
-    v = best.x * SCALES
-    return Fit(cost=_cost(best.x, weight_dtype), admission=(float(v[6]), float(v[7])),
+    return Fit(cost=_cost(best.x, weight_dtype), admission=_admission(best.x),
                train_median_error=float(np.median(fitted)), train_worst_error=float(fitted.max()),
                heldout_median_error=float(np.median(held)), heldout_worst_error=float(held.max()),
                errors=tuple(float(e) for e in errors), outliers=tuple(int(i) for i in np.flatnonzero(outliers)))
+
+
+def fit_profile(profile: prof.Profile, specs: dict, path: Path | None = None) -> None:
+    """Fit every model of a measured profile, set its status ("fitted" or "unfit", with the reason) and save it."""
+    problems = []
+    for role, run in (("target", profile.target), ("draft", profile.draft)):
+        if run is None:
+            continue
+        if any(not m.samples for m in run.points):
+            problems.append(f"{role}: not every point was measured")
+            continue
+        points = [point_of(m) for m in run.points]
+        dtype = WEIGHT_DTYPES.get(str(run.engine.get("dtype", "bfloat16")), "bf16")
+        try:
+            fit = fit_cost(specs[role], points, [float(np.median(m.samples)) for m in run.points],
+                           [m.heldout for m in run.points], run.chunk_tokens, weight_dtype=dtype)
+        except FitError as exc:
+            problems.append(f"{role}: {exc}")
+            continue
+        run.fit = prof.FittedCost(
+            **{f.name: getattr(fit.cost, f.name) for f in calibrated_fields()},
+            admission_step=fit.admission[0], admission_seq=fit.admission[1],
+            train_median_error=fit.train_median_error, train_worst_error=fit.train_worst_error,
+            heldout_median_error=fit.heldout_median_error, heldout_worst_error=fit.heldout_worst_error,
+            outliers=[points[i].key for i in fit.outliers])
+        if not fit.acceptable():
+            spread = max(bench.summary(m.samples)[1] for m in run.points)
+            problems.append(f"{role} held-out median error {100 * fit.heldout_median_error:.0f}% is over "
+                            f"{100 * MAX_HELDOUT_MEDIAN_ERROR:.0f}%; its repeats differ by up to {100 * spread:.0f}%")
+    profile.status = "unfit" if problems else "fitted"
+    profile.note = "; ".join(problems)
+    if path is not None:
+        prof.save(profile, path)
+    if problems:
+        raise InputError(f"measurements too noisy to fit ({profile.note}); the raw data is kept in {path}: rerun on "
+                         "a quieter machine, or add rounds with --repeats N --resume")

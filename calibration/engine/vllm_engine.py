@@ -8,7 +8,8 @@ make its timings mean one forward step:
     last_token_ts), not from the frontend, so IPC and Python output handling stay out of them.
 A step with q new tokens per sequence on top of L cached ones (the verification step) is made with the prefix
 cache: the L-token prefixes are prefilled first, then resubmitted with q fresh tokens and max_tokens=1.
-vLLM is imported inside functions only: `specadvisor recommend` never pays for it.
+vLLM is imported inside functions only (calibration's one exception to module-top imports): it is an optional
+extra that takes seconds to import, and code importing this module also runs without it (refitting a profile, tests).
 """
 
 from __future__ import annotations
@@ -228,7 +229,7 @@ def open_engine(model: str | Path, *, dummy_weights: bool = False, speculative_c
 
 
 def _import_llm():
-    try:
+    try:  # lazy, as every vLLM import here: vLLM is optional and slow to import (see the module docstring)
         from vllm import LLM
     except ImportError:
         raise InputError("vLLM is not installed: `pip install 'specadvisor[vllm]'` on a GPU machine, "

@@ -31,7 +31,7 @@ MODEL_NOTES = [
     "4. **Speculation costs something on every engine step.** Draft-token slots, proposer inputs and rejection "
     "sampling run whether or not a step has drafts. The model's default (0.2 ms, a GPU figure, on verification "
     "steps only) is replaced by a measurement: the n-gram engine at the smallest k, whose steps almost never "
-    "match, minus the baseline (`validate_report.spec_overheads`; `Setup.spec_overhead` + `spec_seq_overhead`·B).",
+    "match, minus the baseline (`validation.report.spec_overheads`; `Setup.spec_overhead` + `spec_seq_overhead`·B).",
     "5. **The GEMV → GEMM switch follows the tokens in a step, not the tokens per sequence.** The model charged "
     "the multi-token overhead (~9 ms on this CPU) only to steps with q > 1 tokens per sequence, so a batch-4 "
     "decode step, whose linear layers multiply a 4-row matrix just as a verification step's do, was predicted "

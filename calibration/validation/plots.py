@@ -1,21 +1,21 @@
 """The validation's two pictures: predicted vs measured speedup (with y = x), and the model's speedup-vs-α curves
-per k with the measured points on them. Both take the comparison rows of `validate_report.compare`."""
+per k with the measured points on them. Both take the comparison rows of `validation.report.compare`."""
 
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.lines import Line2D
 
-from advisor.render import plot_style as st
 from advisor.model.speculative import tpot_speedup_alpha
 from advisor.model.truncation import alpha_for_tokens_per_step
-
+from advisor.render import plot_style as st
 from calibration.validation.report import Costs
 
 MARKERS = {1: "o", 4: "s", 16: "D"}  # batch size -> marker (others: "^")
 
 
 def _measured(rows: list[dict]) -> list[dict]:
-    """Compared points: measured, and not the n-gram calibration engine's (`validate_report.calibration_k`)."""
+    """Compared points: measured, and not the n-gram calibration engine's (`validation.report.calibration_k`)."""
     return [r for r in rows if r["error"] is None and not r.get("calibration")]
 
 
@@ -35,8 +35,6 @@ def parity_figure(rows: list[dict]):
     for r in good:
         ax.plot(r["measured_tpot"], r["predicted_tpot"], ls="none", marker=MARKERS.get(r["batch"], "^"), ms=6,
                 mfc=colours[r["k"]] if r["method"] == "draft_model" else "white", mec=colours[r["k"]], mew=1.4)
-    from matplotlib.lines import Line2D
-
     handles = [Line2D([], [], color=colours[k], marker="o", ls="none", label=f"k = {k}") for k in ks]
     handles += [Line2D([], [], color=st.BASELINE, marker=m, ls="none", label=f"batch {b}") for b, m in MARKERS.items()]
     handles += [Line2D([], [], color=st.BASELINE, marker="o", mfc="white", ls="none", label="n-gram (hollow)")]
@@ -88,8 +86,6 @@ def alpha_figure(rows: list[dict], costs: Costs):
         if i == 0:
             ax.set_ylabel("decode speedup (TPOT baseline / speculative)")
     first.set_ylim(0, top * 1.08)
-    from matplotlib.lines import Line2D
-
     handles = [Line2D([], [], color=colours[k], lw=1.4, label=f"k = {k}") for k in ks]
     handles.append(Line2D([], [], color=st.BASELINE, marker="o", mec=st.MARK, ls="none", label="measured"))
     first.legend(handles=handles, loc="upper left", ncol=2, fontsize=8.5)  # the low-α top-left corner is empty

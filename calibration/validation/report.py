@@ -26,8 +26,7 @@ from advisor.model.costmodel import EngineCost
 from advisor.model.modelspec import ModelSpec
 from advisor.model.speculative import DEFAULT_SPEC_OVERHEAD_S, Setup, request_times
 from advisor.model.truncation import tokens_per_step
-from advisor.verdict import ENABLE_THRESHOLD
-
+from advisor.verdict import ENABLE_THRESHOLD, rule
 from calibration.validation.run import Run
 
 DECISION_TOLERANCE = 0.03  # a k within 3% of the measured fastest counts as the right choice
@@ -195,13 +194,18 @@ def decisions(runs: list[Run], rows: list[dict], costs: Costs) -> list[dict]:
                     "temperature": temperature, "ks": all_k.tolist(), "predicted_e2e": predicted.tolist(),
                     "measured_e2e": speed.tolist(), "chosen_k": int(all_k[chosen]), "fastest_k": int(all_k[fastest]),
                     "chosen_ok": bool(speed[chosen] >= (1.0 - DECISION_TOLERANCE) * speed[fastest]),
-                    "predicted_enable": bool(predicted.max() >= ENABLE_THRESHOLD),
-                    "measured_enable": bool(speed.max() >= ENABLE_THRESHOLD),
+                    "predicted_enable": _enables(predicted.max()), "measured_enable": _enables(speed.max()),
                     "predicted_pays": bool(predicted.max() > 1.0), "measured_pays": bool(speed.max() > 1.0),
                     # how far reality was from agreeing: the fastest over the chosen k, the best from the threshold
                     "k_margin": float(speed[fastest] / speed[chosen] - 1.0),
                     "verdict_margin": float(abs(speed.max() / ENABLE_THRESHOLD - 1.0))})
     return out
+
+
+def _enables(speedup: float) -> bool:
+    """The advisor's rule (`verdict.rule`) on a measured or predicted best speedup: a run has no acceptance range
+    (the acceptance is measured, so the point is its own low end) and no memory cap on throughput."""
+    return bool(rule(speedup, speedup, np.inf) == "enable")
 
 
 def summarize(rows: list[dict], decided: list[dict], runs: list[Run] = ()) -> dict:

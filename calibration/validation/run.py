@@ -26,11 +26,12 @@ from pathlib import Path
 import numpy as np
 
 from advisor.errors import InputError
-
+from advisor.vllm import NGRAM_LOOKUP_VALIDATION, speculative_dict
 from calibration.engine.testpair import PairSpec, TestPair, make_pair
+from calibration.engine.vllm_engine import open_engine
+from calibration.measure_acceptance import delta, snapshot_counts
 
 WARM_UP_SEED_OFFSET = 1  # the warm-up's prompts come from seed + 1 (see round_seed)
-NGRAM_LOOKUP = (2, 4)  # prompt_lookup_min/max for the n-gram proposer (vLLM's default 5/5 rarely matches short runs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,8 +143,6 @@ def round_seed(grid: Grid, repeat: int) -> int:
 def measure_point(engine, method: str, scale: float | None, k: int, shape: tuple, vocab: int, grid: Grid,
                   repeat: int = 0) -> Run:
     """One generate on a started engine, with the spec-decode counter deltas around it."""
-    from calibration.measure_acceptance import delta, snapshot_counts
-
     batch, prompt_len, out_len, temperature = shape
     prompts = prompts_for(batch, prompt_len, vocab, round_seed(grid, repeat))
     before = snapshot_counts(engine.metrics()) if k else None
@@ -173,9 +172,8 @@ def spec_config(method: str, pair: TestPair | None, k: int) -> dict | None:
     if method == "baseline":
         return None
     if method == "ngram":
-        return {"method": "ngram", "num_speculative_tokens": k, "prompt_lookup_min": NGRAM_LOOKUP[0],
-                "prompt_lookup_max": NGRAM_LOOKUP[1]}
-    return {"method": "draft_model", "model": str(pair.draft_dir), "num_speculative_tokens": k}
+        return speculative_dict("ngram", k, lookup=NGRAM_LOOKUP_VALIDATION)
+    return speculative_dict("draft_model", k, model=str(pair.draft_dir))
 
 
 @dataclass(slots=True)
@@ -195,8 +193,6 @@ def run_grid(grid: Grid, workdir: str | Path | None = None, opener: Callable | N
     called after every engine, so an interrupted run keeps what it measured; given those runs back as `before`,
     the engines they cover are skipped (the same pairs and prompts: same seed), which is how a run resumes and how
     `grid.passes` beyond the earlier run's add passes to it."""
-    from calibration.engine.vllm_engine import open_engine
-
     opener = opener or (lambda model, spec: open_engine(model, speculative_config=spec, max_model_len=_max_len(grid),
                                                         skip_tokenizer_init=True))
     root = Path(workdir or tempfile.mkdtemp(prefix="specadvisor-validate-"))

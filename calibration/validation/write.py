@@ -9,14 +9,23 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import asdict
+import tempfile
+from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from advisor.atomic_write import write_atomic
 from advisor.errors import InputError
-
-from calibration.validation.run import Grid, Measured, Run, run_grid
+from advisor.profiles.calibrated import costs_for
+from advisor.profiles.catalog import load_hardware, load_model
+from advisor.render.plot_style import save
+from calibration.calibrate.bench import system_info
+from calibration.calibrate.machine import detect_hardware
+from calibration.engine.testpair import PairSpec, make_pair
+from calibration.validation.markdown import markdown
+from calibration.validation.plots import alpha_figure, parity_figure
 from calibration.validation.report import Costs, analyse
+from calibration.validation.run import Grid, Measured, Run, run_grid
 
 REPORT_VERSION = 1
 
@@ -32,11 +41,6 @@ def load_costs(calibration: str | None, target_dir: Path, draft_dir: Path) -> Co
     """The pair's calibrated costs: from --calibration, else a profile in profiles/calibrations that matches the
     pair's architecture on this hardware. Validation without measured costs would test the datasheet, not the
     model: refuse, and say how to calibrate."""
-    from advisor.profiles.catalog import load_hardware, load_model
-
-    from calibration.calibrate.machine import detect_hardware
-    from calibration.calibrate.profile_file import costs_for
-
     target, draft = load_model(str(target_dir)), load_model(str(draft_dir))
     slug, _ = detect_hardware("auto")
     try:
@@ -90,8 +94,6 @@ def measure_more(grid: Grid, measured: Measured, meta: dict, more: int, out_dir:
     on top, numbered on from the earlier ones and alternating direction as if they had run in one go (the same
     pairs and prompts: same seed). When they ran is logged in meta["more_passes"]: a machine that changed in
     between shows as a larger pass spread."""
-    from dataclasses import replace
-
     grid = replace(grid, passes=grid.passes + more)
     load_before, device = os.getloadavg(), _device()
 
@@ -111,8 +113,6 @@ def measure_more(grid: Grid, measured: Measured, meta: dict, more: int, out_dir:
 def _write_measurements(out_dir: Path, grid: Grid, runs: list[Run], meta: dict) -> None:
     """The raw measurements, before any analysis: if no calibration applies (or the run is interrupted), they
     survive for --from-json (or --resume)."""
-    from advisor.atomic_write import write_atomic
-
     write_atomic(out_dir / "validation.json", json.dumps(_document(grid, runs, meta), indent=1) + "\n")
 
 
@@ -126,21 +126,12 @@ def _now() -> str:
 
 def grid_costs(grid: Grid, calibration: str | None) -> Costs:
     """The calibrated costs of the grid's test pair (every pair of a grid has the same architecture)."""
-    import tempfile
-
-    from calibration.engine.testpair import PairSpec, make_pair
-
     with tempfile.TemporaryDirectory() as scratch:  # configs only: the costs depend on the architecture
         pair = make_pair(scratch, PairSpec(scale=grid.scales[0], draft_layers=grid.draft_layers, seed=grid.seed))
         return load_costs(calibration, pair.target_dir, pair.draft_dir)
 
 
 def write_report(out_dir: Path, grid: Grid, runs: list[Run], costs: Costs, meta: dict) -> list[str]:
-    from advisor.atomic_write import write_atomic
-
-    from calibration.validation.markdown import markdown
-    from calibration.validation.plots import alpha_figure, parity_figure
-
     costs, rows, decided, summary = analyse(runs, costs)
     doc = {**_document(grid, runs, meta), "cost_source": costs.source,
            "costs": {"target": asdict(costs.target_cost), "draft": asdict(costs.draft_cost),
@@ -148,8 +139,6 @@ def write_report(out_dir: Path, grid: Grid, runs: list[Run], costs: Costs, meta:
            "summary": summary, "comparison": rows, "decisions": decided}
     written = [write_atomic(out_dir / "validation.json", json.dumps(doc, indent=1, default=_plain) + "\n"),
                write_atomic(out_dir / "validation.md", markdown(doc))]
-    from advisor.render.plot_style import save
-
     written.append(Path(save(parity_figure(rows), out_dir / "predicted-vs-measured.png")))
     written.append(Path(save(alpha_figure(rows, costs), out_dir / "speedup-vs-alpha.png")))
     return [str(p) for p in written]
@@ -174,8 +163,6 @@ def read_measurements(path: str) -> tuple[Grid, Measured, dict]:
 
 
 def _device() -> dict:
-    from calibration.calibrate.bench import system_info
-
     return system_info()
 
 

@@ -1,0 +1,45 @@
+"""`specadvisor calibrate`: its flags; the work is in calibration/calibrate/run.py, imported when the command runs
+(it brings vLLM's engine layer, scipy and pydantic, which `specadvisor --help` and `recommend` must not pay for)."""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+import typer
+
+# Each model is measured at least this long (more rounds when its grid is quicker). Its rounds are the samples a
+# median picks from, so they must outlast a burst of load: the target's ~17 s of CPU rounds never missed in CI,
+# the tiny draft's ~3 s missed the 10% held-out bar in 3 CI runs (see calibration/calibrate/measure.py).
+MIN_SECONDS = 20.0
+
+
+def calibrate(
+    target: str = typer.Option(..., help="Target model: a profile name or a directory with config.json."),
+    draft: Optional[str] = typer.Option(None, help="Draft model: a profile name or a directory (omit for a target-only run)."),
+    dummy_weights: bool = typer.Option(False, help="Time the architecture from config.json alone (random weights, "
+                                       "no download, token-id prompts)."),
+    max_batch: Optional[int] = typer.Option(None, help="Largest batch timed (default 64 on a GPU, 16 on a CPU; "
+                                            "shrunk to the budget)."),
+    max_context: Optional[int] = typer.Option(None, help="Longest cached context timed, tokens (default 4096 GPU, "
+                                              "1024 CPU; shrunk to the budget)."),
+    max_k: int = typer.Option(7, help="Verification steps are timed for q = 1 .. max_k + 1 new tokens."),
+    repeats: Optional[int] = typer.Option(None, help="Rounds over the grid; each point's time is the median "
+                                          "(default 3 on a GPU, 5 on a CPU)."),
+    min_seconds: float = typer.Option(MIN_SECONDS, help="Keep adding rounds until each model has been measured this "
+                                      "long, so a burst of load from another process spoils only a minority of them."),
+    budget_seconds: float = typer.Option(120.0, help="Engine time the default grid is sized to (start-up excluded)."),
+    out: Optional[str] = typer.Option(None, help="Profile to write (default profiles/calibrations/<hw>__<models>.json)."),
+    resume: bool = typer.Option(False, help="Continue the interrupted run saved in --out (same flags)."),
+    gpu: str = typer.Option("auto", help="Hardware profile the timings belong to (auto: NVML, or this CPU)."),
+) -> None:
+    """Measure prefill, decode and verification step times through vLLM and fit the advisor's cost model."""
+    # vLLM's INFO logs would bury the progress bar; the user can still ask for them with VLLM_LOGGING_LEVEL.
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    os.environ.setdefault("PYTHONWARNINGS", "ignore::FutureWarning")
+    from calibration.calibrate.run import run_calibration, summary
+
+    path = run_calibration(target=target, draft=draft, dummy_weights=dummy_weights, max_batch=max_batch,
+                           max_context=max_context, max_k=max_k, repeats=repeats, min_seconds=min_seconds,
+                           budget_seconds=budget_seconds, out=out, resume=resume, gpu=gpu)
+    typer.echo(summary(path))

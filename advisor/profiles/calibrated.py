@@ -1,0 +1,179 @@
+"""Calibrated costs: the read side of calibration profiles (`specadvisor calibrate` writes them).
+
+`costs_for` is what `recommend` calls on every run. Without --calibration it scans profiles/calibrations/*.json, and
+a profile applies when its hardware slug equals the --gpu profile's and its target's (and draft's) architecture
+numbers equal the models'. Profiles are read with the json module alone: the pydantic schema that writes them
+(calibration/calibrate/profile_file.py) would add ~0.2 s to every recommend's start-up, so the few values read
+here are type-checked here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from advisor.errors import InputError
+from advisor.model.costmodel import EngineCost, calibrated_fields
+from advisor.model.hardware import Hardware
+from advisor.model.modelspec import ModelSpec
+from advisor.profiles.catalog import profiles_dir
+
+SCHEMA_VERSION = 1
+KIND = "specadvisor-calibration"
+ARCH_FIELDS = ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim", "intermediate_size", "vocab_size",
+               "num_experts")
+_NUMBER = (int, float)
+_OPTIONAL_OBJECT = (dict, type(None))
+_KIND_NAMES = {_NUMBER: "number", str: "string", dict: "dictionary", _OPTIONAL_OBJECT: "dictionary or null"}
+
+
+def arch_of(spec: ModelSpec) -> dict[str, int]:
+    """The numbers that decide what a forward step costs (ModelSpec fields): two models with the same numbers
+    time the same, whatever they are called or whatever their weights."""
+    return {name: int(getattr(spec, name)) for name in ARCH_FIELDS}
+
+
+def calibrations_dir() -> Path:
+    return profiles_dir() / "calibrations"
+
+
+def shown(path: str | Path) -> str:
+    """The path relative to the working directory when it is inside it (as in profiles/calibrations/x.json)."""
+    path = Path(path).resolve()
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def read(path: str | Path) -> dict:
+    """A calibration profile's JSON, once it says it is one, of this schema version; InputError (one line) if not."""
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise InputError(f"calibration profile {path} does not exist") from None
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"calibration profile {path} is not valid JSON ({exc})") from None
+    if not isinstance(raw, dict) or raw.get("kind") != KIND:
+        raise InputError(f"{path} is not a specadvisor calibration profile")
+    if raw.get("schema_version") != SCHEMA_VERSION:
+        raise InputError(f"{path} has calibration schema version {raw.get('schema_version')}; this specadvisor "
+                         f"reads version {SCHEMA_VERSION}: recalibrate")
+    return raw
+
+
+def cost_of(fit: dict) -> EngineCost:
+    """The EngineCost a stored fit describes (its admission cost belongs to the benchmark and is not kept)."""
+    return EngineCost(**{f.name: f.type(fit[f.name]) for f in calibrated_fields() if f.name in fit})
+
+
+def costs_for(path: str | None, target: ModelSpec, draft: ModelSpec | None,
+              hw: Hardware | None) -> tuple[EngineCost, EngineCost | None, str] | None:
+    """(target cost, draft cost or None, cost_source) from a calibration, or None when none applies.
+
+    Given a path, the profile must be fitted and its models must match (InputError otherwise); it is used even if
+    it was measured on other hardware than --gpu, and cost_source says so. Given None, profiles/calibrations is
+    searched for one measured on `hw` for these models."""
+    auto = path is None
+    if auto:
+        path = find(target, draft, hw)
+        if path is None:
+            return None
+    profile = _checked(read(path), path)
+    fitted, measured_draft = profile["target"].get("fit"), profile.get("draft")
+    if profile["status"] != "fitted" or fitted is None:
+        note = profile.get("note", "")
+        raise InputError(f"calibration profile {path} has no fit ({profile['status']}"
+                         + (f": {note}" if note else "") + "); rerun `specadvisor calibrate --resume`")
+    if profile["target"]["arch"] != arch_of(target):
+        raise InputError(f"calibration profile {path} was measured for {profile['target']['name']}, whose "
+                         f"architecture differs from {target.name}'s")
+    if draft is not None and (measured_draft is None or measured_draft.get("fit") is None
+                              or measured_draft["arch"] != arch_of(draft)):
+        measured = measured_draft["name"] if measured_draft is not None else "no draft"
+        raise InputError(f"calibration profile {path} was measured with {measured}, not {draft.name}: "
+                         "calibrate this pair, or drop --calibration")
+    fits = [fitted] + ([measured_draft["fit"]] if draft is not None else [])
+    worst = max(fit["heldout_median_error"] for fit in fits)
+    device = profile["device"]
+    where = device.get("gpu") or device.get("cpu") or profile["hardware"]
+    source = (f"calibration {shown(path)} ({'matched automatically; ' if auto else ''}measured "
+              f"{profile['created'][:10]} on {where} with vLLM {profile['vllm_version']}, held-out median error "
+              f"{100 * worst:.1f}%)")
+    if hw is not None and profile["hardware"] != hw.slug:  # None: a re-analysis, on whatever machine
+        source += f"; measured on {profile['hardware']}, not on {hw.slug}: memory limits still come from {hw.slug}"
+    return cost_of(fitted), (cost_of(fits[1]) if draft is not None else None), source
+
+
+def newest_fit_on(slug: str) -> tuple[EngineCost, str] | None:
+    """(EngineCost of the newest target fit on this hardware, a description) or None: used to size a grid."""
+    found = max(_fitted_on(slug), default=None, key=lambda item: item[0])
+    if found is None:
+        return None
+    _, path, raw = found
+    return cost_of(_checked(raw, path)["target"]["fit"]), f"the fit in {path.name}"
+
+
+def find(target: ModelSpec, draft: ModelSpec | None, hw: Hardware) -> Path | None:
+    """The newest fitted profile in profiles/calibrations measured on `hw` for these models, or None."""
+    want_target, want_draft = arch_of(target), (arch_of(draft) if draft is not None else None)
+    found = [(created, path) for created, path, raw in _fitted_on(hw.slug) if _matches(raw, want_target, want_draft)]
+    return max(found)[1] if found else None
+
+
+def _matches(raw: dict, target_arch: dict, draft_arch: dict | None) -> bool:
+    """Models match on architecture; a profile with a draft also serves the target alone (ngram)."""
+    if raw.get("target", {}).get("arch") != target_arch:
+        return False
+    return draft_arch is None or (raw.get("draft") or {}).get("arch") == draft_arch
+
+
+def _fitted_on(slug: str):
+    """(created, path, raw dict) of every fitted profile in profiles/calibrations measured on hardware `slug`."""
+    folder = calibrations_dir()
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+        try:
+            raw = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # a broken file in the shipped folder must not break every recommend
+        if isinstance(raw, dict) and raw.get("kind") == KIND and raw.get("status") == "fitted" \
+                and raw.get("hardware") == slug:
+            yield str(raw.get("created", "")), path, raw
+
+
+def _checked(raw: dict, path: str | Path) -> dict:
+    """`raw`, once every value `costs_for` reads has the JSON type a profile gives it, and every fit makes an
+    EngineCost; InputError (one line) naming the first that does not."""
+    def need(doc: dict, where: str, kind, optional: bool = False) -> None:
+        key = where.rsplit(".", 1)[-1]
+        if optional and key not in doc:
+            return
+        value = doc.get(key)
+        if not isinstance(value, kind) or (kind is _NUMBER and isinstance(value, bool)):
+            problem = "Field required" if key not in doc else f"Input should be a valid {_KIND_NAMES[kind]}"
+            raise InputError(f"calibration profile {path} is malformed at {where}: {problem}")
+
+    for key, kind in (("status", str), ("created", str), ("hardware", str), ("device", dict),
+                      ("vllm_version", str), ("target", dict)):
+        need(raw, key, kind)
+    need(raw, "note", str, optional=True)
+    need(raw, "draft", _OPTIONAL_OBJECT, optional=True)
+    for role in ("target", "draft"):
+        run = raw.get(role)
+        if run is None:
+            continue
+        need(run, f"{role}.name", str)
+        need(run, f"{role}.arch", dict)
+        need(run, f"{role}.fit", _OPTIONAL_OBJECT, optional=True)
+        fit = run.get("fit")
+        if fit is None:
+            continue
+        need(fit, f"{role}.fit.heldout_median_error", _NUMBER)
+        for f in calibrated_fields():
+            need(fit, f"{role}.fit.{f.name}", _NUMBER if f.type is float else f.type, optional=not f.how.required)
+        try:
+            cost_of(fit)
+        except ValueError as exc:
+            raise InputError(f"calibration profile {path} is malformed at {role}.fit: {exc}") from None
+    return raw

@@ -1,0 +1,53 @@
+"""One workload to advise on: the pair and its costs, the GPU, acceptance, request shape and concurrency."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from advisor.errors import InputError
+from advisor.model.acceptance import Acceptance
+from advisor.model.hardware import Hardware
+from advisor.model.speculative import Setup
+from advisor.model.truncation import tokens_per_step
+from advisor.vllm import check_k
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    setup: Setup  # target, drafter, method and their costs
+    hardware: Hardware  # one GPU's datasheet (the deployment uses setup.tp of them)
+    acceptance: Acceptance  # α with its range and source
+    prompt_len: int  # tokens per prompt
+    out_len: int  # tokens generated per request
+    batch: int = 1  # concurrent requests
+    temperature: float = 0.0  # sampling temperature served (acceptance is already carried to it)
+    k: int | None = None  # evaluate this draft length instead of choosing one
+    gpu_memory_utilization: float = 0.9  # vLLM's --gpu-memory-utilization
+    cost_source: str = "datasheet"  # where the step costs came from
+
+    def __post_init__(self) -> None:
+        if self.prompt_len < 1 or self.out_len < 1:
+            raise InputError(f"--prompt-len and --out-len must be at least 1, got {self.prompt_len} and {self.out_len}")
+        if self.batch < 1:
+            raise InputError(f"--batch must be at least 1, got {self.batch}")
+        if self.k is not None:
+            check_k(self.k, lowest=0)
+        if not 0.0 < self.gpu_memory_utilization <= 1.0:
+            raise InputError(f"--gpu-memory-utilization must be in (0, 1], got {self.gpu_memory_utilization}")
+
+    @property
+    def context(self) -> float:
+        """Mean tokens in the KV cache during decode."""
+        return self.prompt_len + self.out_len / 2
+
+    @property
+    def decode_tokens(self) -> int:
+        """Output tokens that come from decode steps (the first comes from prefill)."""
+        return self.out_len - 1
+
+    def tokens_per_step(self, ks, alpha=None) -> np.ndarray:
+        """Tokens per target step at each k over this request's decode, its last step cut at out_len
+        (`truncation`); `alpha` evaluates an end of the acceptance range instead of the point."""
+        return tokens_per_step(self.acceptance.survival(ks, alpha), self.decode_tokens)

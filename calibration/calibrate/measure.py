@@ -1,0 +1,142 @@
+"""Measure every model's grid: one engine per model in turn, rounds over its points, a progress bar.
+
+Each round visits every point once, in a fresh shuffled order, and the point's time is the median over rounds.
+Spreading the repeats of a point over the whole run (instead of back to back) means a burst of load from another
+process spoils one sample of several points, which the median discards, rather than every sample of one point.
+That only works while the burst is shorter than the run: a tiny draft's whole grid takes ~3 s on a CPU, and two
+busy loops started with its first sample raised its held-out error from ~4% to 4.7-8.7% (4 s of load) and 24%
+(8 s). So rounds continue past `repeats` until the model has been measured for `min_seconds`; over 20 s the same
+bursts left 2.1% and 3.1%. The profile is saved after every point.
+
+One engine at a time: on a GPU both would compete for memory, and on a CPU for the same cores. The bar of each
+phase advances by the predicted seconds of each finished sample, so its ETA weighs a 2 s prefill as 2 s and a
+20 ms decode as 20 ms rather than counting them alike.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+import numpy as np
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    Progress,
+    SpinnerColumn,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from advisor.errors import InputError
+from calibration.calibrate import bench
+from calibration.calibrate.bench import Point
+from calibration.engine.vllm_engine import open_engine
+
+MAX_ROUNDS = 100  # however quick the grid, the profile stays small (and each save quick)
+
+
+def point_of(m) -> Point:
+    return Point(m.kind, m.batch, m.new_tokens, m.context)
+
+
+def next_round(counts: list[int], seconds: float, repeats: int, min_seconds: float) -> int | None:
+    """The round to measure next given each point's sample count and the seconds measured so far, or None when
+    the run is complete: a round an interruption cut short is finished first, then the `repeats` rounds asked
+    for, then more until `min_seconds` of measuring (at most MAX_ROUNDS)."""
+    done = min(counts, default=0)
+    if not counts or (done >= repeats and done == max(counts) and (seconds >= min_seconds or done >= MAX_ROUNDS)):
+        return None
+    return done
+
+
+def round_due(run, repeats: int, min_seconds: float) -> int | None:
+    """`next_round` for a profile's model run."""
+    return next_round([len(m.samples) for m in run.points], run.engine_seconds, repeats, min_seconds)
+
+
+def measure_run(engine, run, *, repeats: int, min_seconds: float, seed: int,
+                save: Callable[[], None]) -> Iterator[tuple[int, int]]:
+    """Add samples to `run.points[i].samples` round by round (see `next_round`), calling `save()` after each and
+    yielding (i, round) so the caller can show progress."""
+    points = [point_of(m) for m in run.points]
+    rng = np.random.default_rng(seed)
+    bench.warm_up(engine, rng)
+    prefixes = bench.prefixes_for(points, engine.vocab_size, seed)
+    if prefixes:
+        engine.generate(prefixes, 1)  # prime the prefix cache once for every decode and verify point
+    while (round_ := round_due(run, repeats, min_seconds)) is not None:
+        for i in np.random.default_rng(seed + 1 + round_).permutation(len(points)):
+            m = run.points[i]
+            if len(m.samples) > round_:
+                continue  # measured before an interruption
+            start = time.monotonic()
+            m.samples.append(bench.measure(engine, points[i], prefixes, 1, rng)[0])
+            run.engine_seconds += time.monotonic() - start
+            save()
+            yield int(i), round_
+
+
+def run_models(profile, specs: dict, sources: dict, cost, *, repeats: int, min_seconds: float, seed: int,
+               save, console=None) -> None:
+    """Start each model's engine in turn and measure its grid (see `measure_run`) under a progress bar."""
+    console = console or Console(stderr=True)
+    settings = profile.settings
+    with Progress(*_columns(), console=console, transient=False) as progress:
+        for role, run in (("target", profile.target), ("draft", profile.draft)):
+            if run is None or round_due(run, repeats, min_seconds) is None:
+                continue
+            starting = progress.add_task(f"{role}: starting vLLM", total=None)
+            began = time.monotonic()
+            engine = _open(sources[role], settings, seed)
+            progress.update(starting, total=1, completed=1, description=f"{role}: vLLM started")
+            try:
+                _record(profile, run, engine, time.monotonic() - began, settings)
+                save()
+                points = [point_of(m) for m in run.points]
+                weights = list(bench.predict(specs[role], cost, points, run.chunk_tokens)
+                               * [bench.DECODE_STEPS + 1 if p.kind == "decode" else 1 for p in points])
+                total = sum(w * max(0, repeats - len(m.samples)) for w, m in zip(weights, run.points))
+                task = progress.add_task(f"{role}: measuring {len(points)} points × {repeats}", total=total)
+                more = None  # the bar for rounds past `repeats`, in measured seconds, made when one starts
+                for i, round_ in measure_run(engine, run, repeats=repeats, min_seconds=min_seconds, seed=seed,
+                                             save=save):
+                    if round_ < repeats:
+                        progress.advance(task, weights[i])
+                        continue
+                    if more is None:
+                        progress.update(task, completed=total)
+                        more = progress.add_task(f"{role}: more rounds until {min_seconds:.0f} s measured",
+                                                 total=min_seconds)
+                    progress.update(more, completed=min(run.engine_seconds, min_seconds))
+                progress.update(task, completed=total)
+                if more is not None:
+                    progress.update(more, completed=min_seconds)
+            finally:
+                engine.close()
+
+
+def _columns():
+    return (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+
+
+def _open(source: str, settings: dict, seed: int):
+    # Room for the longest context, the verified tokens, the decode steps, and a margin for the warm-up.
+    longest = settings["max_context"] + settings["max_k"] + 1 + bench.DECODE_STEPS + bench.WARMUP_TOKENS
+    return open_engine(source, dummy_weights=settings["dummy_weights"], max_model_len=longest, seed=seed)
+
+
+def _record(profile, run, engine, startup_s: float, settings: dict) -> None:
+    need = settings["max_batch"] * (settings["max_context"] + settings["max_k"] + bench.DECODE_STEPS + 2)
+    if engine.kv_capacity_tokens and need > engine.kv_capacity_tokens:
+        raise InputError(f"the engine's KV cache holds {engine.kv_capacity_tokens} tokens but the grid needs {need}: "
+                         "lower --max-batch or --max-context (or give vLLM more KV memory)")
+    profile.vllm_version = engine.vllm_version
+    run.chunk_tokens = engine.max_num_batched_tokens
+    run.engine = {"args": {k: v for k, v in engine.engine_args.items()}, "dtype": engine.dtype,
+                  "block_size": engine.block_size, "kv_capacity_tokens": engine.kv_capacity_tokens,
+                  "max_num_batched_tokens": engine.max_num_batched_tokens, "max_num_seqs": engine.max_num_seqs,
+                  "startup_seconds": round(startup_s, 1)}

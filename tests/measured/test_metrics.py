@@ -1,0 +1,171 @@
+"""Reading vLLM's spec-decode counters: the committed real samples (tests/data, from capture_metrics.py), files we
+write, a live HTTP endpoint, two-scrape deltas, and every way the input can be wrong."""
+
+import json
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from advisor.cli.app import app
+from advisor.errors import InputError
+from advisor.measured.counts import Counts
+from advisor.measured.metrics import parse, read_text, render, scrape
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+NGRAM_TEXT = (DATA / "vllm_metrics_ngram.prom").read_text()
+runner = CliRunner()
+
+
+def _expected_from_get_metrics() -> Counts:
+    """The same counters as read in-process through LLM.get_metrics() when the sample was captured."""
+    m = json.loads((DATA / "vllm_metrics_ngram.json").read_text())["get_metrics"]
+    return Counts(m["vllm:spec_decode_num_drafts"], m["vllm:spec_decode_num_draft_tokens"],
+                  m["vllm:spec_decode_num_accepted_tokens"], tuple(m["vllm:spec_decode_num_accepted_tokens_per_pos"]))
+
+
+def test_real_server_text_parses_to_what_get_metrics_reported():
+    found = parse(NGRAM_TEXT, "sample")
+    assert found.counts == _expected_from_get_metrics()
+    assert found.origin == "vLLM metrics sample" and found.measured_temperature is None
+    assert found.counts.k == json.loads((DATA / "vllm_metrics_ngram.json").read_text())["speculative_config"][
+        "num_speculative_tokens"]
+
+
+def test_names_without_total_suffix_are_read_too():
+    # what LLM.get_metrics() names them, and what some exporters write
+    text = NGRAM_TEXT.replace("_total{", "{").replace("_total counter", " counter")
+    assert parse(text, "no-suffix").counts == _expected_from_get_metrics()
+
+
+def test_engines_are_summed():
+    two = NGRAM_TEXT + "\n".join(line.replace('engine="0"', 'engine="1"') for line in NGRAM_TEXT.splitlines()
+                                 if line.startswith("vllm:spec_decode_") and "_created" not in line) + "\n"
+    one = _expected_from_get_metrics()
+    assert parse(two, "two engines").counts == Counts(2 * one.drafts, 2 * one.draft_tokens, 2 * one.accepted,
+                                                      tuple(2 * c for c in one.per_position))
+
+
+def test_server_without_speculation_is_named_as_such():
+    with pytest.raises(InputError, match="no vllm:spec_decode_\\* counters"):
+        parse((DATA / "vllm_metrics_nospec.prom").read_text(), "nospec")
+
+
+@pytest.mark.parametrize("text, match", [
+    ("this is { not prometheus\n", "not Prometheus text"),
+    ('vllm:spec_decode_num_drafts_total{engine="0"} 3.0\n', "lacks"),
+    (NGRAM_TEXT.replace('position="3"', 'position="9"'), "positions"),
+    (NGRAM_TEXT + NGRAM_TEXT.replace('model_name="', 'model_name="other-'), "several models"),
+])
+def test_malformed_or_incomplete_text_is_refused(text, match):
+    with pytest.raises(InputError, match=match):
+        parse(text, "bad")
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 10_000), min_size=1, max_size=8), st.integers(0, 5000), st.booleans())
+def test_render_then_parse_round_trips(per_pos, extra_drafts, with_steps):
+    per = tuple(sorted(per_pos, reverse=True))
+    drafts = per[0] + extra_drafts
+    counts = Counts(drafts, drafts * len(per), sum(per), per, drafts + 3 if with_steps else None)
+    found = parse(render(counts, 'my "run" \\ 1', 0.7), "saved")
+    assert found.counts == counts and found.measured_temperature == pytest.approx(0.7)
+    assert found.origin == 'my "run" \\ 1 (from saved)'
+
+
+def test_two_scrapes_give_the_delta_and_a_restart_is_caught(tmp_path):
+    first = tmp_path / "a.prom"
+    first.write_text(NGRAM_TEXT)
+    one = _expected_from_get_metrics()
+    later = Counts(one.drafts + 10, one.draft_tokens + 60, one.accepted + 25, tuple(c + 5 for c in one.per_position))
+    second = tmp_path / "b.prom"
+    second.write_text(render(later, "later"))
+    assert scrape(str(first), str(second)).counts == Counts(10, 60, 25, (5,) * one.k)
+    with pytest.raises(InputError, match="restart"):
+        scrape(str(second), str(first))
+    with pytest.raises(InputError, match="no speculative drafts"):
+        scrape(str(first), str(first))
+
+
+def test_missing_file_and_closed_port_are_one_line_errors(tmp_path):
+    with pytest.raises(InputError, match="no metrics file"):
+        read_text(str(tmp_path / "nope.prom"))
+    with socket.socket() as s:  # a port nobody listens on: bind, note it, close
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    result = runner.invoke(app, ["acceptance", "from-metrics", f"http://127.0.0.1:{port}"])
+    assert result.exit_code != 0 and isinstance(result.exception, InputError)
+    assert f"cannot reach http://127.0.0.1:{port}/metrics" in str(result.exception)
+
+
+class _Metrics(BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = NGRAM_TEXT.encode() if self.path == "/metrics" else b"not here"
+        self.send_response(200 if self.path == "/metrics" else 404)
+        self.send_header("Content-Type", "text/plain; version=0.0.4")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def server():
+    httpd = HTTPServer(("127.0.0.1", 0), _Metrics)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_live_server_is_scraped_at_slash_metrics(server):
+    assert scrape(server).counts == _expected_from_get_metrics()
+    assert scrape(server + "/metrics").origin == f"vLLM metrics {server}/metrics"
+    with pytest.raises(InputError, match="HTTP 404"):
+        read_text(server + "/other")
+
+
+def test_from_metrics_cli_reports_counts_rates_and_interval(server, tmp_path):
+    saved = tmp_path / "saved.prom"
+    result = runner.invoke(app, ["acceptance", "from-metrics", server, "--save", str(saved), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    one = _expected_from_get_metrics()
+    assert (data["drafts"], data["accepted"], data["per_position_counts"]) == (one.drafts, one.accepted,
+                                                                              list(one.per_position))
+    assert data["acceptance_rate"] == pytest.approx(one.accepted / one.draft_tokens)
+    assert data["mean_acceptance_length"] == pytest.approx(1 + one.accepted / one.drafts)
+    assert data["alpha_low"] < data["alpha"] < data["alpha_high"]
+    assert parse(saved.read_text(), "saved").counts == one
+    text = runner.invoke(app, ["acceptance", "from-metrics", server])
+    assert text.exit_code == 0 and f"--metrics {server}" in text.output and "90% interval" in text.output
+
+
+def test_recommend_reads_a_server_directly(server):
+    result = runner.invoke(app, ["recommend", "--prompt-len", "500", "--out-len", "300", "--method", "ngram",
+                                 "--metrics", server, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["inputs"]["acceptance_source"].startswith(f"vLLM metrics {server}")
+    assert data["interval"]["alpha_low"] < data["inputs"]["alpha"] < data["interval"]["alpha_high"]
+
+
+@pytest.mark.engine
+def test_text_rendered_from_a_running_engine_parses_back(ngram_engine):
+    import prometheus_client
+    from ngram_engine import prompts
+
+    from calibration.measure_acceptance import snapshot_counts
+
+    ngram_engine.generate(prompts()[:3], 60)
+    drafts, draft_tokens, accepted, per_pos = snapshot_counts(ngram_engine.metrics())
+    found = parse(prometheus_client.generate_latest().decode(), "engine registry")
+    assert found.counts == Counts(drafts, draft_tokens, accepted, per_pos)
+    assert found.counts.drafts > 0
