@@ -1,4 +1,10 @@
-"""Put one scenario through the model: per-k speedups, best k, break-even α, critical batch, checks, verdict."""
+"""Put one scenario through the model: per-k speedups, best k, break-even α, the batches where it pays, the
+batch -> k schedule to paste, checks, verdict.
+
+Every speedup is taken at the concurrency each side can actually hold: the user's batch, or fewer requests when
+memory holds fewer (the baseline's KV cache, or the pair's with the draft's weights and KV). The per-k table, the
+chosen k, the verdict and the pasted flags all come from these numbers, so they cannot disagree.
+"""
 
 from __future__ import annotations
 
@@ -21,16 +27,18 @@ class Advice:
     scenario: Scenario
     ks: np.ndarray  # 0..K
     tokens_per_step: np.ndarray  # per k, over out_len - 1 decode tokens (the last step cut short)
-    tpot_speedup: np.ndarray  # per k
-    e2e_speedup: np.ndarray  # per k
-    throughput_speedup: np.ndarray  # per k, with each side's concurrency capped by memory
-    best_k: int
+    tpot_speedup: np.ndarray  # per k, each side at the concurrency it holds
+    e2e_speedup: np.ndarray  # per k, each side at the concurrency it holds
+    throughput_speedup: np.ndarray  # per k, output tokens/s, each side at the concurrency it holds
+    concurrency: np.ndarray  # per k: requests running at once, min(batch, what memory holds); [0] = baseline
+    best_k: int  # the evaluated k: the best one, or --k (0: speculation off)
     e2e_range: tuple[float, float]  # e2e speedup at best k over the acceptance range (low α, high α)
-    break_even_alpha: float | None  # decode break-even at this batch and context; None: never pays
-    critical_batch: int | None  # largest batch at which decode still gains; None: beyond CRITICAL_BATCH_LIMIT
+    break_even_alpha: float | None  # decode break-even at this batch and context; None: never pays, or no decode
+    paying_batches: list[tuple[int, int]]  # batch ranges (inclusive) where the best k's decode gains
+    critical_batch: int | None  # end of the paying range from batch 1 (0: batch 1 loses; None: pays up to the limit)
     memory: memory.MemoryBudget  # at best k (or k = 1 when off, to show the cost)
     prefill_fraction: float  # of baseline request time
-    schedule: list[tuple[int, int, int]]  # vLLM num_speculative_tokens_per_batch_size: (start_bs, end_bs, k)
+    schedule: list[tuple[int, int, int]]  # pasted num_speculative_tokens_per_batch_size ([] when not dynamic)
     checks: list[Check]  # the talk's four checks, each with its numbers
     verdict: str  # enable | marginal | disable (`verdict.rule`)
     reasons: list[str]  # why, in numbers
@@ -38,44 +46,109 @@ class Advice:
     def at_best(self, values: np.ndarray) -> float:
         return float(values[self.best_k])
 
+    @property
+    def speculating(self) -> bool:
+        """Whether the pasted command turns speculation on: the target fits and the verdict is not `disable`."""
+        return self.best_k > 0 and self.verdict != "disable"
 
-def _best_k_per_batch(setup: Setup, E: np.ndarray, batches: np.ndarray, context: float, ks: np.ndarray):
-    """Decode speedup on a (batch, k) grid given tokens per step E[k], and the best k per batch (0: none beats 1.0)."""
-    speed = tpot_speedup(setup, E[None, :], ks[None, :], batches[:, None], context)
-    best = np.where(speed.max(axis=1) > 1.0, speed.argmax(axis=1), 0)
-    return speed, best
+
+def candidates(s: Scenario, ks: np.ndarray) -> np.ndarray:
+    """The k the advisor may choose: k ≥ 1, up to the scenario's limit, and within the measured positions when
+    per-position rates were measured (n-gram runs often accept every draft they made, which would extrapolate to
+    ever-longer k: nothing certain is known past the last position)."""
+    ok = ks > 0
+    if s.k_limit is not None:
+        ok &= ks <= s.k_limit
+    if s.acceptance.per_position is not None:
+        ok &= ks <= len(s.acceptance.per_position)
+    return ok
+
+
+def choose_k(e2e: np.ndarray, throughput: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """The k with the best end-to-end gain among the allowed ones that gain at all, preferring those that keep
+    throughput (the draft's memory can cost concurrency); 0 where none gains. Broadcasts over leading axes."""
+    gains = allowed & (e2e > 1.0)
+    keeps = gains & (throughput >= 1.0)
+    pool = np.where(keeps.any(axis=-1, keepdims=True), keeps, gains)
+    return np.where(pool.any(axis=-1), np.where(pool, e2e, -np.inf).argmax(axis=-1), 0)
+
+
+def mean_waves(batch, conc) -> np.ndarray:
+    """Mean request latency of a closed batch, in units of one request's time, when `conc` of its `batch` requests
+    run at once: the first conc finish after one request time, the next conc after two, and so on (identical
+    requests: continuous batching admits a new one as each finishes). 1 when the whole batch fits."""
+    batch, conc = np.asarray(batch, dtype=float), np.maximum(np.asarray(conc, dtype=float), 1.0)
+    full, rest = np.floor(batch / conc), np.mod(batch, conc)
+    return (conc * full * (full + 1) / 2 + rest * (full + 1)) / batch
+
+
+def at_concurrency(setup: Setup, E, ks, batch, conc_base, conc_spec, prompt_len, out_len):
+    """(TPOT, end-to-end, throughput) speedups for a batch of `batch` requests, with the baseline running
+    `conc_base` of them at once and speculation `conc_spec` (per k). TPOT is per running request; end to end is
+    the batch's mean latency, the requests that wait for a slot included (`mean_waves`); throughput is each side
+    serving at the concurrency it holds. A side that holds none runs nothing (throughput 0)."""
+    base = request_times(setup, 1.0, 0, np.maximum(conc_base, 1), prompt_len, out_len)
+    spec = request_times(setup, E, ks, np.maximum(conc_spec, 1), prompt_len, out_len)
+    e2e = base.e2e_baseline * mean_waves(batch, conc_base) / (spec.e2e_spec * mean_waves(batch, conc_spec))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        throughput = np.where(conc_base > 0, (conc_spec / spec.e2e_spec) / (conc_base / base.e2e_baseline), 0.0)
+    return base.tpot_baseline / spec.tpot_spec, e2e, throughput
 
 
 def break_even_alpha(setup: Setup, batch: int, context: float, ks: np.ndarray, decode_tokens: int) -> float | None:
     """Smallest α at which some k ≥ 1 decodes faster than no speculation. Speedup = E·t_decode/t_iter(k), and
     t_iter does not depend on α, so per k the break-even solves tokens per step (over the request's decode
-    tokens) = t_iter/t_decode exactly."""
+    tokens) = t_iter/t_decode exactly. None when no α pays, or when there is no decode (one output token)."""
     ks = ks[ks > 0].astype(float)
+    if decode_tokens < 1 or ks.size == 0:
+        return None
     needed = setup.iteration_time(ks, batch, context) / setup.decode_step(batch, context)  # E that breaks even
     alphas = alpha_for_tokens_per_step(needed, ks, decode_tokens)  # NaN where not even α = 1 reaches it
     return None if np.isnan(alphas).all() else float(np.nanmin(alphas))
 
 
-def critical_batch(setup: Setup, E: np.ndarray, context: float, ks: np.ndarray, limit: int) -> int | None:
-    """Largest batch at which the best k still decodes faster; 0 if not even batch 1 gains; None if it still gains
-    at `limit` (the most sequences that fit in memory: larger batches cannot run)."""
-    batches = np.unique(np.round(np.geomspace(1, max(limit, 1), 400)))
-    speed, _ = _best_k_per_batch(setup, E, batches, context, ks)
-    losing = np.nonzero(speed.max(axis=1) <= 1.0)[0]
-    if losing.size == 0:
-        return None
-    if losing[0] == 0:
+def _decode_gain(setup: Setup, E: np.ndarray, batches: np.ndarray, context: float, ks: np.ndarray) -> np.ndarray:
+    """Best decode speedup over `ks` at each batch, and the k that reaches it (0: none beats 1.0)."""
+    speed = tpot_speedup(setup, E[ks][None, :], ks[None, :], batches[:, None], context)
+    return speed.max(axis=1), np.where(speed.max(axis=1) > 1.0, ks[speed.argmax(axis=1)], 0)
+
+
+def paying_batches(setup: Setup, E: np.ndarray, context: float, ks: np.ndarray, limit: int) -> list[tuple[int, int]]:
+    """The batch ranges 1..limit where the best of `ks` decodes faster than no speculation. Usually one range from
+    batch 1 (verification turns compute-bound as the batch grows: SmartSpec), but an MoE target or long context
+    can make the gain rise with batch (more experts touched per step anyway; KV reads dominate: MagicDec), so
+    there can be a range that starts later, or two. Coarse grid, then each edge to the exact batch."""
+    if ks.size == 0:
+        return []
+    grid = np.unique(np.round(np.geomspace(1, max(limit, 1), 400)))
+    pays = _decode_gain(setup, E, grid, context, ks)[0] > 1.0
+    edges = []  # the first batch of each change between pays and not
+    for i in np.nonzero(pays[1:] != pays[:-1])[0]:
+        fine = np.arange(grid[i], grid[i + 1] + 1)
+        fine_pays = _decode_gain(setup, E, fine, context, ks)[0] > 1.0
+        edges.append(int(fine[np.nonzero(fine_pays != pays[i])[0][0]]))
+    bounds = [1, *edges, int(grid[-1]) + 1]
+    first = bool(pays[0])
+    return [(lo, hi - 1) for j, (lo, hi) in enumerate(zip(bounds, bounds[1:])) if first == (j % 2 == 0)]
+
+
+def critical_batch(ranges: list[tuple[int, int]], limit: int) -> int | None:
+    """The largest batch of the paying range that starts at batch 1: 0 when batch 1 does not gain, None when it
+    still gains at `limit` (the most sequences that fit in memory: larger batches cannot run)."""
+    if not ranges or ranges[0][0] > 1:
         return 0
-    lo, hi = int(batches[losing[0] - 1]), int(batches[losing[0]])
-    fine = np.arange(lo, hi + 1, dtype=float)
-    speed, _ = _best_k_per_batch(setup, E, fine, context, ks)
-    return int(fine[np.nonzero(speed.max(axis=1) > 1.0)[0].max()])
+    return None if ranges[0][1] >= limit else ranges[0][1]
 
 
-def schedule(setup: Setup, E: np.ndarray, context: float, ks: np.ndarray, max_batch: int):
-    """Best k for every batch size 1..max_batch, run-length encoded as vLLM's [start_bs, end_bs, k] list."""
+def schedule(setup: Setup, E: np.ndarray, context: float, ks: np.ndarray, max_batch: int, pin: tuple[int, int]):
+    """Best k for every batch size 1..max_batch (0: plain decode), run-length encoded as vLLM's [start_bs, end_bs,
+    k] list; `pin` = (batch, k) fixes the evaluated k at the user's own batch (ties and memory can otherwise pick a
+    neighbour), so what runs there is what the report says."""
     batches = np.arange(1, max_batch + 1, dtype=float)
-    _, best = _best_k_per_batch(setup, E, batches, context, ks)
+    best = _decode_gain(setup, E, batches, context, ks)[1]
+    batch, k = pin
+    if 1 <= batch <= max_batch:
+        best[batch - 1] = k
     runs, start = [], 1
     for b in range(2, max_batch + 2):
         if b == max_batch + 1 or best[b - 1] != best[b - 2]:
@@ -88,55 +161,45 @@ def advise(s: Scenario) -> Advice:
     setup, acc = s.setup, s.acceptance
     ks = np.arange(0, max(K_TABLE, s.k or 0) + 1)
     E = s.tokens_per_step(ks)
-    times = request_times(setup, E, ks, s.batch, s.prompt_len, s.out_len)
-    tpot = times.tpot_baseline / times.tpot_spec
-    e2e = times.e2e_baseline / times.e2e_spec
-
-    budgets = [memory.budget(setup.target, setup.draft, setup.method, int(k), s.hardware, prompt_len=s.prompt_len,
-                             out_len=s.out_len, tp=setup.tp, gpu_memory_utilization=s.gpu_memory_utilization,
-                             weight_dtype=setup.target_cost.weight_dtype) for k in ks]
-    conc_base = min(s.batch, budgets[0].max_concurrency_baseline)
-    conc_spec = np.array([min(s.batch, b.max_concurrency_spec) for b in budgets], dtype=float)
-    # Throughput (output tokens/s) of a closed batch: each side runs as many of the B requests as fit at once.
-    capped = request_times(setup, E, ks, np.maximum(conc_spec, 1), s.prompt_len, s.out_len)
-    base_tps = conc_base * s.out_len / float(request_times(setup, 1.0, 0, max(conc_base, 1), s.prompt_len,
-                                                           s.out_len).e2e_baseline)
-    spec_tps = conc_spec * s.out_len / capped.e2e_spec
-    throughput = spec_tps / base_tps if base_tps > 0 else np.zeros_like(spec_tps)
-
-    holds_batch = np.array([b.max_concurrency_spec >= min(s.batch, max(conc_base, 1)) for b in budgets])
-    if s.k is not None:
-        best_k = s.k
-    else:
-        # A measured per-position vector says nothing certain past its last position (n-gram runs often accept
-        # every draft they made, which would extrapolate to ever-longer k): choose only among measured k.
-        measured = ks <= len(acc.per_position) if acc.per_position is not None else True
-        candidates = np.where(holds_batch & (ks > 0) & measured, e2e, -np.inf)
-        best_k = int(candidates.argmax()) if candidates.max() > 1.0 else 0
+    budgets = [memory.budget_for(setup, s.hardware, int(k), prompt_len=s.prompt_len, out_len=s.out_len,
+                                 gpu_memory_utilization=s.gpu_memory_utilization) for k in ks]
+    conc = np.array([min(s.batch, b.max_concurrency_spec) for b in budgets], dtype=float)
+    conc[0] = min(s.batch, budgets[0].max_concurrency_baseline)
+    conc = np.minimum(conc, setup.max_running(ks))  # vLLM's scheduler: max_num_seqs and the token budget
+    # a k whose pair holds not one request does not run: no speedup to speak of
+    tpot, e2e, throughput = (np.where(conc >= 1, x, 0.0) for x in
+                             at_concurrency(setup, E, ks, s.batch, conc[0], conc, s.prompt_len, s.out_len))
+    choosable = ks[candidates(s, ks)]
+    allowed = candidates(s, ks) & (conc >= 1)
+    best_k = s.k if s.k is not None else int(choose_k(e2e, throughput, allowed))
 
     shown_k = best_k or 1
-    low_high = []
-    for alpha in (acc.low, acc.high):
-        E_a = s.tokens_per_step(shown_k, alpha)
-        t = request_times(setup, E_a, shown_k, s.batch, s.prompt_len, s.out_len)
-        low_high.append(float(t.e2e_baseline / t.e2e_spec))
+    low_high = tuple(float(at_concurrency(setup, s.tokens_per_step(shown_k, alpha), shown_k, s.batch, conc[0],
+                                          conc[shown_k], s.prompt_len, s.out_len)[1]) if conc[shown_k] >= 1 else 0.0
+                     for alpha in (acc.low, acc.high))
     m = budgets[shown_k]
-    fits_at_most = m.max_concurrency_spec
-    schedule_max = int(np.clip(max(fits_at_most, s.batch), 1, MAX_SCHEDULE_BATCH))
-    breakeven = break_even_alpha(setup, s.batch, s.context, ks, s.decode_tokens)
-    critical = critical_batch(setup, E, s.context, ks, max(fits_at_most, s.batch))
-    prefill_fraction = float(times.prefill / times.e2e_baseline)
-    verdict, reasons = decide(m, best_k, e2e, min(low_high), float(throughput[best_k]))
+    limit = min(max(m.max_concurrency_spec, s.batch), setup.target_cost.max_num_seqs)  # vLLM runs no more
+    evaluated = np.array([s.k]) if s.k is not None else choosable  # the k the ranges speak of
+    ranges = paying_batches(setup, E, s.context, evaluated, limit) if s.decode_tokens >= 1 else []
+    breakeven = break_even_alpha(setup, s.batch, s.context, choosable, s.decode_tokens)
+    base = request_times(setup, 1.0, 0, max(conc[0], 1), s.prompt_len, s.out_len)
+    prefill_fraction = float(base.prefill / base.e2e_baseline)
+    verdict, reasons = decide(s, m, best_k, e2e, min(low_high), float(throughput[best_k]), conc)
+    dynamic = s.k is None and verdict != "disable" and best_k > 0
+    pasted = schedule(setup, E, s.context, ks[allowed], int(np.clip(limit, 1, MAX_SCHEDULE_BATCH)),
+                      pin=(int(conc[best_k]), best_k)) if dynamic else []
     return Advice(
         scenario=s, ks=ks, tokens_per_step=E, tpot_speedup=tpot, e2e_speedup=e2e, throughput_speedup=throughput,
-        best_k=best_k, e2e_range=(low_high[0], low_high[1]), break_even_alpha=breakeven, critical_batch=critical,
-        memory=m, prefill_fraction=prefill_fraction, schedule=schedule(setup, E, s.context, ks, schedule_max),
-        checks=checks(s, m, breakeven, critical, prefill_fraction), verdict=verdict, reasons=reasons,
+        concurrency=conc, best_k=best_k, e2e_range=low_high, break_even_alpha=breakeven, paying_batches=ranges,
+        critical_batch=critical_batch(ranges, limit), memory=m, prefill_fraction=prefill_fraction, schedule=pasted,
+        checks=checks(s, m, breakeven, ranges, prefill_fraction, conc, best_k, float(throughput[shown_k])),
+        verdict=verdict, reasons=reasons,
     )
 
 
 def times_at(a: Advice, k: int | None = None):
-    """Request timings (speculative.RequestTimes) at draft length k (default: the best k)."""
+    """Request timings (speculative.RequestTimes) at draft length k (default: the best k), at the concurrency that
+    side holds."""
     s = a.scenario
     k = a.best_k if k is None else k
-    return request_times(s.setup, a.tokens_per_step[k], k, s.batch, s.prompt_len, s.out_len)
+    return request_times(s.setup, a.tokens_per_step[k], k, max(a.concurrency[k], 1), s.prompt_len, s.out_len)

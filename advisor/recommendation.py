@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from advisor.advise import Advice, times_at
-from advisor.vllm import serve_command, speculative_config
+from advisor.model.costmodel import is_cpu
+from advisor.verdict import binding
+from advisor.vllm import batch_defaults, serve_command, speculative_config
 
 SCHEMA_VERSION = 1
 
@@ -89,9 +91,10 @@ class CheckOut(_Closed):
 class Vllm(_Closed):
     """What to paste into vLLM."""
 
-    serve_command: str  # `vllm serve ...` to paste (no --speculative-config at best_k = 0)
+    serve_command: str  # `vllm serve ...` to paste (no --speculative-config when off; "" when the target does not fit)
     speculative_config: dict  # vLLM's --speculative-config ({} when speculation is off)
-    per_batch_size_schedule: tuple[tuple[int, int, int], ...]  # (start_bs, end_bs, k): best k per batch size range
+    per_batch_size_schedule: tuple[tuple[int, int, int], ...]  # (start_bs, end_bs, k) ranges, pinned to best_k at
+    # the batch evaluated; empty when a fixed --k is pasted alone
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +129,16 @@ class Inputs(_Closed):
 
 
 @dataclass(frozen=True, slots=True)
+class Concurrency(_Closed):
+    """How many of the batch's requests run at once on each side: every speedup is taken there."""
+
+    batch: int  # the requests asked for
+    baseline: int  # running at once without speculation: min(batch, what the KV cache holds)
+    speculative: int  # ... with speculation at best_k (k = 1 when off)
+    binds: str  # what memory does to the batch, in words; empty when both sides hold it
+
+
+@dataclass(frozen=True, slots=True)
 class Recommendation(_Closed):
     """Go/no-go on speculative decoding for one workload, with the vLLM flags to paste."""
 
@@ -137,13 +150,15 @@ class Recommendation(_Closed):
     interval: Interval  # end-to-end speedup over the acceptance range
     per_k: tuple[PerK, ...]  # k = 0..16, or up to the asked-for k when larger
     break_even_alpha: float | None  # below it no k pays; None: no α pays
-    critical_batch: int | None  # largest batch at which decode still gains; None: beyond what fits in memory
+    critical_batch: int | None  # end of the paying range from batch 1 (0: batch 1 loses; None: gains up to the limit)
     memory: Memory  # the VRAM budget at best_k (k = 1 when off, to show the cost)
     time_split: TimeSplit  # where one request's time goes
     checks: tuple[CheckOut, ...]  # predictability, vram, concurrency, decode_share
     vllm: Vllm  # what to paste into vLLM
     cost_source: str  # where the step costs came from (datasheet roofline or a calibration file)
     inputs: Inputs  # the resolved inputs
+    paying_batches: tuple[tuple[int, int], ...]  # (first, last) batch ranges where best k's decode gains
+    concurrency: Concurrency  # the requests each side runs at once
 
 
 def _gb(nbytes: float) -> float:
@@ -169,7 +184,10 @@ def from_advice(a: Advice) -> Recommendation:
         break_even_alpha=_maybe(float, a.break_even_alpha), critical_batch=_maybe(int, a.critical_batch),
         memory=_memory(a), time_split=_time_split(a),
         checks=tuple(CheckOut(name=c.name, ok=bool(c.ok), detail=c.detail) for c in a.checks),
-        vllm=_vllm(a, k), cost_source=a.scenario.cost_source, inputs=_inputs(a))
+        vllm=_vllm(a), cost_source=a.scenario.cost_source, inputs=_inputs(a),
+        paying_batches=tuple((int(lo), int(hi)) for lo, hi in a.paying_batches),
+        concurrency=Concurrency(batch=int(a.scenario.batch), baseline=int(a.concurrency[0]),
+                                speculative=int(a.concurrency[k or 1]), binds=binding(a.scenario, a.concurrency, k or 1)))
 
 
 def _memory(a: Advice) -> Memory:
@@ -185,18 +203,26 @@ def _memory(a: Advice) -> Memory:
 
 
 def _time_split(a: Advice) -> TimeSplit:
-    times = times_at(a)
+    base, spec = times_at(a, 0), times_at(a)  # each at the concurrency its side holds
     return TimeSplit(
         prefill_fraction_baseline=float(a.prefill_fraction), decode_fraction_baseline=float(1 - a.prefill_fraction),
-        prefill_s=float(times.prefill), draft_prefill_s=float(times.draft_prefill),
-        decode_baseline_s=float(times.decode_baseline), decode_spec_s=float(times.decode_spec),
-        tpot_baseline_ms=1e3 * float(times.tpot_baseline), tpot_spec_ms=1e3 * float(times.tpot_spec))
+        prefill_s=float(base.prefill), draft_prefill_s=float(spec.draft_prefill),
+        decode_baseline_s=float(base.decode_baseline), decode_spec_s=float(spec.decode_spec),
+        tpot_baseline_ms=1e3 * float(base.tpot_baseline), tpot_spec_ms=1e3 * float(spec.tpot_spec))
 
 
-def _vllm(a: Advice, k: int) -> Vllm:
+def _vllm(a: Advice) -> Vllm:
+    """The flags of the evaluated recommendation: speculation at best_k (with the schedule, pinned to best_k at the
+    evaluated batch) unless the verdict is disable; no command at all when the target does not fit."""
     s = a.scenario
+    if not a.memory.fits:
+        return Vllm(serve_command="", speculative_config={}, per_batch_size_schedule=())
+    k = a.best_k if a.speculating else 0
+    hw = s.hardware  # vLLM's defaults there: a limit set otherwise (--max-num-seqs, ...) is pasted
+    defaults = batch_defaults(hw.memory_gib, hw.name, cpu=is_cpu(hw))
     return Vllm(serve_command=serve_command(s.setup, k, max_model_len=s.prompt_len + s.out_len,
-                                            gpu_memory_utilization=s.gpu_memory_utilization, schedule=a.schedule),
+                                            gpu_memory_utilization=s.gpu_memory_utilization, schedule=a.schedule,
+                                            defaults=defaults),
                 speculative_config=speculative_config(s.setup, k, a.schedule),
                 per_batch_size_schedule=tuple((int(start), int(end), int(kk)) for start, end, kk in a.schedule))
 

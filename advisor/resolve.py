@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from advisor.errors import InputError
 from advisor.model import acceptance as acc_mod
+from advisor.model import priors
 from advisor.model.acceptance import Acceptance
 from advisor.model.costmodel import DEFAULT_BANDWIDTH_EFFICIENCY, DEFAULT_FLOPS_EFFICIENCY, EngineCost
 from advisor.model.hardware import Hardware
@@ -18,7 +19,6 @@ from advisor.profiles.localgpu import resolve_gpu
 from advisor.scenario import Scenario
 
 DEFAULT_TARGET = "llama-3.1-8b-instruct"
-DEFAULT_DRAFT = "llama-3.2-1b-instruct"
 DEFAULT_GPU = "rtx-pro-6000-blackwell"
 DEFAULT_TASK = "structured"
 # (source URL or file, served temperature, temperature it was measured at) -> Acceptance
@@ -39,9 +39,11 @@ class AcceptanceInput:
     measured_temperature: float | None = None  # --measured-temperature (defaults to the served temperature)
 
 
-def resolve_acceptance(inp: AcceptanceInput, temperature: float, read_metrics: MetricsReader | None = None) -> Acceptance:
+def resolve_acceptance(inp: AcceptanceInput, temperature: float, read_metrics: MetricsReader | None = None,
+                       method: str = "draft_model") -> Acceptance:
     """The one Acceptance the flags describe. --metrics is read by `read_metrics` (the caller passes
-    `measured.from_metrics.acceptance_from_metrics`: it imports scipy, which nothing else here needs)."""
+    `measured.from_metrics.acceptance_from_metrics`: it imports scipy, which nothing else here needs). With
+    nothing measured, a task prior: n-gram lookup has its own (`priors.NGRAM_PRIORS`)."""
     given = [name for name, value in (("--alpha", inp.alpha), ("--acceptance-rate", inp.rate),
                                       ("--acceptance-length", inp.length), ("--acceptance-per-pos", inp.per_position),
                                       ("--task", inp.task), ("--metrics", inp.metrics)) if value is not None]
@@ -74,7 +76,9 @@ def resolve_acceptance(inp: AcceptanceInput, temperature: float, read_metrics: M
         found = acc_mod.from_per_position(rates)
     else:
         # Priors describe greedy decoding, so they are carried from T = 0 to the served temperature.
-        return acc_mod.from_task(inp.task or DEFAULT_TASK).at_temperature(temperature, 0.0)
+        task = inp.task or DEFAULT_TASK
+        prior = priors.from_ngram_task(task) if method == "ngram" else priors.from_task(task)
+        return prior.at_temperature(temperature, 0.0)
     measured_at = temperature if inp.measured_temperature is None else inp.measured_temperature
     return found.at_temperature(temperature, measured_at)
 
@@ -84,34 +88,40 @@ def default_draft(target: ModelSpec, method: str) -> str | None:
     the largest same-family profile at most 1/8 of the target's size (smaller drafts are cheaper but accept less)."""
     if method == "ngram":
         return None
-    if target.name.lower() == "llama-3.1-8b-instruct" and method == "draft_model":
-        return DEFAULT_DRAFT
-    best: tuple[int, str] | None = None
+    drafts: list[tuple[int, str]] = []  # same family and vocabulary, at most a third of the target's size
     for name in names("models"):
         candidate = load_model(name)
         if candidate.family != target.family or candidate.vocab_size != target.vocab_size:
             continue
         if method == "eagle" and candidate.kind == "eagle_head" and slug(candidate.trained_for) == slug(target.name):
             return name
-        if method == "draft_model" and candidate.kind == "model" and candidate.total_params * 8 <= target.total_params:
-            if best is None or candidate.total_params > best[0]:
-                best = (candidate.total_params, name)
-    if best is None:
+        if method == "draft_model" and candidate.kind == "model" and candidate.total_params * 3 <= target.total_params:
+            drafts.append((candidate.total_params, name))
+    if not drafts:
         raise InputError(f"no {'EAGLE head' if method == 'eagle' else 'draft model'} profile matches "
                          f"{target.name}: pass --draft NAME|DIR")
-    return best[1]
+    # Smaller drafts are cheaper but accept less: the largest at most 1/8 of the target (a 1B for an 8B's size
+    # class, an 8B for a 70B), else the smallest of the family (a 2B for a 9B).
+    small = [d for d in drafts if d[0] * 8 <= target.total_params]
+    return max(small)[1] if small else min(drafts)[1]
 
 
-def check_pair(target: ModelSpec, draft: ModelSpec | None, method: str, tp: int) -> None:
+def check_pair(target: ModelSpec, draft: ModelSpec | None, method: str, tp: int, tp_flag: str = "") -> None:
+    """Refuse what vLLM would refuse to load. `tp_flag` names where the GPU count came from (default --num-gpus)."""
     if method not in METHODS:
         raise InputError(f"unknown --method {method!r}; choose one of {', '.join(METHODS)}")
     if target.num_heads % tp or (draft is not None and draft.num_heads % tp):
-        raise InputError(f"--num-gpus {tp} must divide the attention heads ({target.num_heads} in {target.name}"
-                         + (f", {draft.num_heads} in {draft.name})" if draft is not None else ")"))
+        raise InputError(f"{tp_flag or f'--num-gpus {tp}'} must divide the attention heads ({target.num_heads} in "
+                         f"{target.name}" + (f", {draft.num_heads} in {draft.name})" if draft is not None else ")"))
     if draft is None:
         return
     if method == "eagle" and draft.kind != "eagle_head":
         raise InputError(f"--method eagle needs an EAGLE head as --draft, and {draft.name} is a full model")
+    if method == "eagle" and (draft.hidden_size, draft.vocab_size) != (target.hidden_size, target.vocab_size):
+        raise InputError(f"{draft.name} is an EAGLE head for hidden size {draft.hidden_size} and a "
+                         f"{draft.vocab_size}-token vocabulary, but {target.name} has {target.hidden_size} and "
+                         f"{target.vocab_size}: vLLM cannot load it on this target; pass the head trained for "
+                         f"{target.name} (--draft)")
     if method == "draft_model" and draft.kind == "eagle_head":
         raise InputError(f"{draft.name} is an EAGLE head: use --method eagle")
     if draft.kind == "model" and draft.total_params >= target.total_params:
@@ -128,37 +138,60 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
                    temperature: float = 0.0, k: int | None = None, gpu_memory_utilization: float = 0.9,
                    acceptance: AcceptanceInput = AcceptanceInput(), cost_ratio: float | None = None,
                    calibration: str | None = None, weight_dtype: str = "bf16",
-                   read_metrics: MetricsReader | None = None) -> Scenario:
+                   max_num_seqs: int | None = None, max_num_batched_tokens: int | None = None,
+                   read_metrics: MetricsReader | None = None, tp_flag: str = "", k_limit: int | None = None) -> Scenario:
+    """The Scenario the flags describe, or one InputError line naming what vLLM (or the model) would refuse."""
     if method not in METHODS:
         raise InputError(f"unknown --method {method!r}; choose one of {', '.join(METHODS)}")
     if num_gpus < 1:
         raise InputError(f"--num-gpus must be at least 1, got {num_gpus}")
     if cost_ratio is not None and not 0.0 < cost_ratio < 10.0:
         raise InputError(f"--cost-ratio (draft step / target step) must be in (0, 10), got {cost_ratio}")
+    if method == "ngram" and draft is not None:
+        raise InputError(f"--method ngram drafts from the text itself and takes no --draft ({draft}): drop it, or "
+                         "use --method draft_model")
     target_spec = load_model(target)
     if target_spec.kind == "eagle_head":
         raise InputError(f"{target_spec.name} is an EAGLE draft head, not a target model")
+    longest = prompt_len + out_len
+    if target_spec.max_context is not None and longest > target_spec.max_context:
+        raise InputError(f"--prompt-len {prompt_len} + --out-len {out_len} = {longest} tokens is beyond "
+                         f"{target_spec.name}'s context of {target_spec.max_context} tokens (max_position_embeddings):"
+                         f" vLLM refuses --max-model-len {longest} for it")
     hw = load_hardware(resolve_gpu(gpu))
-    draft_name = draft if draft is not None or cost_ratio is not None else default_draft(target_spec, method)
-    draft_spec = load_model(draft_name) if draft_name is not None and method != "ngram" else None
-    check_pair(target_spec, draft_spec, method, num_gpus)
-    acc = resolve_acceptance(acceptance, temperature, read_metrics)
-    target_cost, draft_cost, source = engine_costs(hw, target_spec, draft_spec, calibration, weight_dtype)
+    draft_spec = None if method == "ngram" else load_model(draft or default_draft(target_spec, method))
+    if method == "eagle" and draft_spec.kind == "model" and draft_spec.num_layers == 1:
+        draft_spec = replace(draft_spec, kind="eagle_head")  # an EAGLE-1 head's config reads as a 1-layer model
+    check_pair(target_spec, draft_spec, method, num_gpus, tp_flag)
+    acc = resolve_acceptance(acceptance, temperature, read_metrics, method)
+    for flag, value in (("--max-num-seqs", max_num_seqs), ("--max-num-batched-tokens", max_num_batched_tokens)):
+        if value is not None and value < 1:
+            raise InputError(f"{flag} must be at least 1, got {value}")
+    target_cost, draft_cost, source = engine_costs(hw, target_spec, draft_spec, calibration, weight_dtype,
+                                                   max_num_seqs, max_num_batched_tokens)
     setup = Setup(target=target_spec, target_cost=target_cost, method=method, draft=draft_spec,
-                  draft_cost=draft_cost, tp=num_gpus, cost_ratio=cost_ratio)
+                  draft_cost=draft_cost, tp=num_gpus, cost_ratio=cost_ratio, draft_share=acc.match_share)
     if cost_ratio is not None:
         source += f"; draft/target step ratio overridden to {cost_ratio:g}"
     return Scenario(setup=setup, hardware=hw, acceptance=acc, prompt_len=prompt_len, out_len=out_len, batch=batch,
-                    temperature=temperature, k=k, gpu_memory_utilization=gpu_memory_utilization, cost_source=source)
+                    temperature=temperature, k=k, gpu_memory_utilization=gpu_memory_utilization, cost_source=source,
+                    k_limit=k_limit)
 
 
 def engine_costs(hw: Hardware, target: ModelSpec, draft: ModelSpec | None, calibration: str | None,
-                 weight_dtype: str) -> tuple[EngineCost, EngineCost | None, str]:
-    """Measured costs when a calibration applies (given, or found in profiles/calibrations), else the datasheet's."""
+                 weight_dtype: str, max_num_seqs: int | None = None,
+                 max_num_batched_tokens: int | None = None) -> tuple[EngineCost, EngineCost | None, str]:
+    """Measured costs when a calibration applies (given, or found in profiles/calibrations), else the datasheet's;
+    either under vLLM's limits on `hw` (its device-class defaults, or the flags' values)."""
     found = costs_for(calibration, target, draft, hw)
     if found is not None:
-        return found
-    cost = EngineCost.from_datasheet(hw, weight_dtype)
-    return cost, (cost if draft is not None else None), (
+        cost, draft_cost, source = found
+        return (cost.for_hardware(hw, max_num_seqs, max_num_batched_tokens),
+                draft_cost.for_hardware(hw, max_num_seqs, max_num_batched_tokens) if draft_cost else None, source)
+    cost = EngineCost.from_datasheet(hw, weight_dtype).for_hardware(hw, max_num_seqs, max_num_batched_tokens)
+    # vLLM loads a draft unquantized unless its speculative config says otherwise (memory.budget counts it so too)
+    draft_cost = (EngineCost.from_datasheet(hw, "bf16").for_hardware(hw, max_num_seqs, max_num_batched_tokens)
+                  if draft is not None else None)
+    return cost, draft_cost, (
         f"datasheet roofline ({hw.name}: {hw.memory_bandwidth_gbs:g} GB/s x {DEFAULT_BANDWIDTH_EFFICIENCY:g}, "
         f"{hw.bf16_tflops:g} TFLOP/s x {DEFAULT_FLOPS_EFFICIENCY:g}; run `specadvisor calibrate` for measured costs)")

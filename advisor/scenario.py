@@ -26,6 +26,7 @@ class Scenario:
     k: int | None = None  # evaluate this draft length instead of choosing one
     gpu_memory_utilization: float = 0.9  # vLLM's --gpu-memory-utilization
     cost_source: str = "datasheet"  # where the step costs came from
+    k_limit: int | None = None  # choose k only up to this (a review's num_speculative_tokens for the plan)
 
     def __post_init__(self) -> None:
         if self.prompt_len < 1 or self.out_len < 1:
@@ -34,6 +35,8 @@ class Scenario:
             raise InputError(f"--batch must be at least 1, got {self.batch}")
         if self.k is not None:
             check_k(self.k, lowest=0)
+        if self.k_limit is not None:
+            check_k(self.k_limit, "k_limit")
         if not 0.0 < self.gpu_memory_utilization <= 1.0:
             raise InputError(f"--gpu-memory-utilization must be in (0, 1], got {self.gpu_memory_utilization}")
 
@@ -46,6 +49,12 @@ class Scenario:
     def decode_tokens(self) -> int:
         """Output tokens that come from decode steps (the first comes from prefill)."""
         return self.out_len - 1
+
+    @property
+    def unmeasured_ngram(self) -> bool:
+        """n-gram acceptance from a task prior: how often the user's text repeats is anyone's guess, so a verdict
+        built on it is at most `marginal` until `specadvisor acceptance ngram` measures it."""
+        return self.setup.method == "ngram" and self.acceptance.prior
 
     def tokens_per_step(self, ks, alpha=None) -> np.ndarray:
         """Tokens per target step at each k over this request's decode, its last step cut at out_len

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from advisor.advise import K_TABLE, Advice
+from advisor.advise import K_TABLE, Advice, at_concurrency, candidates, choose_k
 from advisor.model import memory
 from advisor.model.acceptance import survival
 from advisor.model.speculative import request_times, tpot_speedup, tpot_speedup_alpha
@@ -75,50 +75,42 @@ class LengthMap:
     e2e: np.ndarray  # (O, P) end-to-end speedup at the best k that fits (1.0 where none gains)
     best_k: np.ndarray  # (O, P) 0 where speculation should stay off
     verdict: np.ndarray  # (O, P) NO_FIT | DISABLE | MARGINAL | ENABLE, by `verdict.rule`
-    vram_blocked: np.ndarray  # (O, P) the target fits, but with the draft no k holds the batch in memory
+    vram_blocked: np.ndarray  # (O, P) the target fits, but with the draft no k runs as many requests at once
 
 
-def _holding_ks(s: Scenario, prompt_len: int, out_len: int, ks: np.ndarray) -> tuple[bool, np.ndarray]:
-    """Does the target serve one request at all, and at which k does the speculative pair hold the batch?"""
-    def fits(k: int) -> memory.MemoryBudget:
-        return memory.budget(s.setup.target, s.setup.draft, s.setup.method, int(k), s.hardware,
-                             prompt_len=prompt_len, out_len=out_len, tp=s.setup.tp,
-                             gpu_memory_utilization=s.gpu_memory_utilization,
-                             weight_dtype=s.setup.target_cost.weight_dtype)
-    longest = fits(ks.max())
-    if longest.max_concurrency_spec >= s.batch:  # more lookahead only costs memory: the longest k is the worst
-        return longest.fits, np.ones(ks.shape, dtype=bool)
-    return longest.fits, np.array([fits(k).max_concurrency_spec >= s.batch for k in ks])
+def _concurrency(s: Scenario, prompt_len: int, out_len: int, ks: np.ndarray) -> np.ndarray:
+    """Requests each side runs at once at this shape, per k (index 0: the baseline), as `advise` counts them."""
+    budgets = [memory.budget_for(s.setup, s.hardware, int(k), prompt_len=prompt_len, out_len=out_len,
+                                 gpu_memory_utilization=s.gpu_memory_utilization) for k in ks]
+    return np.array([min(s.batch, b.max_concurrency_baseline if k == 0 else b.max_concurrency_spec)
+                     for k, b in zip(ks, budgets)], dtype=float)
 
 
 def length_map(s: Scenario, prompt_lens: np.ndarray | None = None, out_lens: np.ndarray | None = None) -> LengthMap:
-    """The go/no-go verdict over prompt x output length by `verdict.rule`: the best k maximises end-to-end speedup
-    among the k whose memory holds the batch, and the rule judges it at the point and the low end of α."""
+    """The go/no-go verdict over prompt x output length, decided at every point as `advise` decides one: each side
+    at the concurrency it holds, the k chosen by `advise.choose_k` (or --k), judged by `verdict.rule` at the point
+    and the low end of α."""
     acc = s.acceptance
     P = np.unique(np.round(np.geomspace(32, 32768, 46))) if prompt_lens is None else np.asarray(prompt_lens, float)
     O = np.unique(np.round(np.geomspace(16, 8192, 40))) if out_lens is None else np.asarray(out_lens, float)
-    ks = np.arange(1, K_TABLE + 1)
-    grid = dict(batch=s.batch, prompt_len=P[None, :, None], out_len=O[:, None, None])
+    ks = np.arange(0, max(K_TABLE, s.k or 0) + 1)
+    conc = np.array([[_concurrency(s, int(p), int(o), ks) for p in P] for o in O])  # (O, P, K)
+    lengths = dict(prompt_len=P[None, :, None], out_len=O[:, None, None])
     decode_tokens = O[:, None, None] - 1.0
-    point = request_times(s.setup, tokens_per_step(acc.survival(ks), decode_tokens), ks, **grid)
-    low_curve = acc.survival(ks) if acc.per_position is not None else survival(acc.low, ks)
-    low = request_times(s.setup, tokens_per_step(low_curve, decode_tokens), ks, **grid)
-    e2e, e2e_low = point.e2e_baseline / point.e2e_spec, low.e2e_baseline / low.e2e_spec  # (O, P, K)
-    fits = np.zeros(e2e.shape[:2], dtype=bool)
-    holds = np.zeros(e2e.shape, dtype=bool)
-    for i, o in enumerate(O):
-        for j, p in enumerate(P):
-            fits[i, j], holds[i, j] = _holding_ks(s, int(p), int(o), ks)
-    candidates = np.where(holds, e2e, -np.inf)
-    k_idx = candidates.argmax(axis=2)
-    best = np.take_along_axis(candidates, k_idx[..., None], axis=2)[..., 0]
-    best_low = np.take_along_axis(e2e_low, k_idx[..., None], axis=2)[..., 0]
-    on = best > 1.0
-    # The map does not size throughput per point: it is taken as not falling (`advise` checks it for one point).
-    codes = {"disable": DISABLE, "marginal": MARGINAL, "enable": ENABLE}
-    decided = np.vectorize(codes.__getitem__, otypes=[int])(rule(best, best_low, np.inf))
-    verdict = np.where(~fits, NO_FIT, decided)
-    return LengthMap(P, O, np.where(on, best, 1.0), np.where(on, ks[k_idx], 0), verdict, fits & ~holds.any(axis=2))
+    E, E_low = (tokens_per_step(acc.survival(ks, alpha), decode_tokens) for alpha in (None, acc.low))
+    _, e2e, throughput = at_concurrency(s.setup, E, ks, s.batch, conc[..., :1], conc, **lengths)
+    _, e2e_low, _ = at_concurrency(s.setup, E_low, ks, s.batch, conc[..., :1], conc, **lengths)
+    allowed = candidates(s, ks) & (conc >= 1)
+    best = np.full(conc.shape[:2], s.k) if s.k is not None else choose_k(e2e, throughput, allowed)
+    at = lambda values: np.take_along_axis(values, best[..., None], axis=2)[..., 0]  # noqa: E731
+    decided = rule(at(e2e), at(e2e_low), at(throughput), "marginal" if s.unmeasured_ngram else "enable")
+    codes = np.vectorize({"disable": DISABLE, "marginal": MARGINAL, "enable": ENABLE}.__getitem__, otypes=[int])
+    fits = conc[..., 0] >= 1
+    off = (best == 0) | (at(conc) < 1)
+    verdict = np.where(~fits, NO_FIT, np.where(off, DISABLE, codes(decided)))
+    on = verdict >= MARGINAL
+    blocked = fits & ~(conc[..., 1:] >= conc[..., :1]).any(axis=2)
+    return LengthMap(P, O, np.where(on, at(e2e), 1.0), np.where(on, best, 0), verdict, blocked)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,12 @@
 """The judgement: four checks from the talk's checklist, each with its numbers, and the go/no-go verdict.
 
-The verdict rests on the end-to-end request speedup at the best k, over the whole acceptance range (`rule`, the one
-decision rule: `recommend`, the length map, the review and the validation all apply it):
-  enable    the low end of the range clears ENABLE_THRESHOLD (and throughput does not fall)
-  marginal  the point estimate gains, but the range straddles the threshold, or memory caps throughput
-  disable   no k gains, or the pair does not fit
+The verdict rests on the end-to-end request speedup at the evaluated k, over the whole acceptance range, with each
+side at the concurrency it can hold (`rule`, the one decision rule: `recommend`, the length map, the review and
+the validation all apply it):
+  enable    the low end of the range clears ENABLE_THRESHOLD, and throughput does not fall
+  marginal  the point estimate gains, but the range straddles the threshold, memory costs throughput, or the
+            acceptance is an n-gram prior (how often your text repeats is not known until measured)
+  disable   no k gains, the evaluated k does not, or the pair does not fit
 """
 
 from __future__ import annotations
@@ -28,11 +30,11 @@ class Check:
     detail: str
 
 
-def rule(point, low, throughput) -> np.ndarray:
+def rule(point, low, throughput, ceiling: str = "enable") -> np.ndarray:
     """The verdict from end-to-end speedups at the chosen k: `point` at the acceptance estimate, `low` at the low
-    end of its range, `throughput` the throughput speedup. Broadcasts; returns VERDICTS names."""
+    end of its range, `throughput` the throughput speedup; never above `ceiling`. Broadcasts; VERDICTS names."""
     point, low, throughput = (np.asarray(x, dtype=float) for x in (point, low, throughput))
-    enable = (low >= ENABLE_THRESHOLD) & (throughput >= 1.0)
+    enable = (low >= ENABLE_THRESHOLD) & (throughput >= 1.0) & (ceiling == "enable")
     return np.where(point <= 1.0, "disable", np.where(enable, "enable", "marginal"))
 
 
@@ -40,29 +42,59 @@ def _gb(b: float) -> str:
     return f"{b / 1e9:.1f} GB"
 
 
-def checks(s: Scenario, m: MemoryBudget, break_even_alpha: float | None, critical_batch: int | None,
-           prefill_fraction: float) -> list[Check]:
+def _ranges(ranges: list[tuple[int, int]]) -> str:
+    return " and ".join(f"{lo}" if lo == hi else f"{lo}-{hi}" for lo, hi in ranges)
+
+
+def binding(s: Scenario, conc: np.ndarray, k: int) -> str:
+    """What memory (or vLLM's scheduler limits) does to the user's batch, in words; empty when both sides hold it."""
+    base, spec = int(conc[0]), int(conc[k])
+    cap = s.setup.max_running(np.array([0, k]))
+    if (base < s.batch and base >= cap[0]) or (base >= s.batch > spec >= cap[1]):
+        c = s.setup.target_cost
+        return (f"vLLM's scheduler binds: it runs {base} of the batch's {s.batch} requests at once without "
+                f"speculation and {spec} with k={k} (max_num_seqs {c.max_num_seqs}, max_num_batched_tokens "
+                f"{c.max_num_batched_tokens}: --max-num-seqs, --max-num-batched-tokens); the others wait for a slot, "
+                "and the end-to-end speedup counts that wait")
+    if base < s.batch:
+        return (f"memory binds: {base} of the batch's {s.batch} requests fit at once without speculation ({spec} "
+                f"with k={k}); the others wait for a slot, and the end-to-end speedup counts that wait")
+    if spec < s.batch:
+        return (f"memory binds with speculation: the draft's weights and KV leave room for {spec} of the batch's "
+                f"{s.batch} requests at k={k}; the others wait for a slot, and the end-to-end speedup counts that "
+                "wait")
+    return ""
+
+
+def checks(s: Scenario, m: MemoryBudget, break_even_alpha: float | None, ranges: list[tuple[int, int]],
+           prefill_fraction: float, conc: np.ndarray, k: int, throughput: float) -> list[Check]:
+    """The four checks at the evaluated k (k = 1 when off, to show what the draft would cost)."""
     acc = s.acceptance
     alpha = f"α {acc.alpha:.2f}" + (f" (range {acc.low:.2f}-{acc.high:.2f})" if acc.high > acc.low else "")
-    if break_even_alpha is None:
+    if s.decode_tokens < 1:
+        pred = Check("predictability", False, f"{alpha}, but --out-len 1 has no decode step to speed up: its one "
+                     "token comes from prefill")
+    elif break_even_alpha is None:
         pred = Check("predictability", False, f"{alpha}, but no α pays at batch {s.batch}: drafting and "
                      "verification cost more than the tokens they could save")
     else:
         pred = Check("predictability", acc.low >= break_even_alpha,
                      f"{alpha} vs break-even α {break_even_alpha:.2f} at batch {s.batch}; source: {acc.source}")
-    vram_ok = m.fits and m.fits_spec and m.max_concurrency_spec >= s.batch
-    vram_detail = (f"{'target ' + _gb(m.target_weights)} + draft {_gb(m.draft_weights)} weights per GPU, "
-                   f"KV {m.kv_per_token_baseline / 1e3:.0f} -> {m.kv_per_token_spec / 1e3:.0f} KB/token; "
-                   f"max concurrency at {m.tokens_per_sequence} tokens/request: {m.max_concurrency_baseline} "
-                   f"-> {m.max_concurrency_spec} with speculation (batch {s.batch})")
-    if m.reason():
-        vram_detail = m.reason()
-    if critical_batch is None:
-        conc = Check("concurrency", True, f"batch {s.batch}: decoding still gains at every batch that fits in "
-                     f"memory (up to {max(m.max_concurrency_spec, s.batch)}), so concurrency does not rule it out")
-    else:
-        conc = Check("concurrency", s.batch <= critical_batch, f"batch {s.batch} vs critical batch {critical_batch}: "
-                     "above it the verification step turns compute-bound and speculation costs more than it saves")
+    shown = k or 1
+    # The draft fits when it runs at all and either costs no concurrency or still gains throughput despite it.
+    vram_ok = m.fits and m.fits_spec and conc[shown] >= 1 and (conc[shown] >= conc[0] or throughput >= 1.0)
+    vram_detail = m.reason() or (
+        f"{'target ' + _gb(m.target_weights)} + draft {_gb(m.draft_weights)} weights per GPU, "
+        f"KV {m.kv_per_token_baseline / 1e3:.0f} -> {m.kv_per_token_spec / 1e3:.0f} KB/token; "
+        f"max concurrency at {m.tokens_per_sequence} tokens/request: {m.max_concurrency_baseline} "
+        f"-> {m.max_concurrency_spec} with speculation (batch {s.batch})")
+    if m.fits and binding(s, conc, shown):
+        vram_detail += f"; {binding(s, conc, shown)}"
+    pays = any(lo <= s.batch <= hi for lo, hi in ranges)
+    where = f"decoding gains at batches {_ranges(ranges)}" if ranges else "decoding gains at no batch"
+    limit = max(m.max_concurrency_spec, s.batch)
+    conc_check = Check("concurrency", pays, f"batch {s.batch}: {where} (of 1-{limit}: what memory holds, or your "
+                       "batch); outside them verification costs more than the accepted tokens save")
     decode = 1.0 - prefill_fraction
     ceiling = f"{1.0 / prefill_fraction:.2f}x" if prefill_fraction > 0.01 else "over 100x"
     dominant = "prefill dominates" if decode < DECODE_SHARE_OK else "decode dominates"
@@ -70,28 +102,40 @@ def checks(s: Scenario, m: MemoryBudget, break_even_alpha: float | None, critica
                   f"{dominant}: decode is {decode:.0%} of the baseline request, prefill {prefill_fraction:.0%} "
                   f"({s.prompt_len} prompt -> {s.out_len} output tokens); speculation only speeds up decode, so "
                   f"even infinitely fast decoding would gain at most {ceiling} end to end")
-    return [pred, Check("vram", vram_ok, vram_detail), conc, share]
+    return [pred, Check("vram", vram_ok, vram_detail), conc_check, share]
 
 
-def decide(m: MemoryBudget, best_k: int, e2e: np.ndarray, low: float, throughput: float) -> tuple[str, list[str]]:
-    """(verdict, reasons) for draft length `best_k`, given the end-to-end speedup per k (`e2e`), its low end over
-    the acceptance range at best_k, and the throughput speedup at best_k."""
-    point = float(e2e[best_k])
+def decide(s: Scenario, m: MemoryBudget, k: int, e2e: np.ndarray, low: float, throughput: float,
+           conc: np.ndarray) -> tuple[str, list[str]]:
+    """(verdict, reasons) for the evaluated draft length k, given the end-to-end speedup per k (`e2e`), its low
+    end over the acceptance range at k, the throughput speedup at k, and each k's concurrency (`conc`)."""
     if not m.fits:
         return "disable", [f"does not fit: {m.reason()}"]
-    if best_k == 0:
-        return "disable", [f"no draft length gains end to end (best k>0 reaches {float(e2e[1:].max()):.2f}x)"
-                           + (f"; {m.reason()}" if m.reason() else "")]
-    verdict = str(rule(point, low, throughput))
+    if s.decode_tokens < 1:
+        return "disable", ["--out-len 1: the only output token comes from prefill, so there is no decode for "
+                           "speculation to speed up"]
+    if k == 0 and s.k == 0:
+        return "disable", ["--k 0 evaluates the baseline: speculation off, every speedup 1.00x"]
+    if k == 0:
+        return "disable", [f"no draft length gains end to end (the best k>0 reaches {float(e2e[1:].max()):.2f}x at "
+                           "the concurrency each side holds)" + (f"; {m.reason()}" if m.reason() else "")]
+    if conc[k] < 1:
+        return "disable", [f"k={k} does not fit: {m.reason()}"]
+    point = float(e2e[k])
+    bound = binding(s, conc, k)
+    verdict = str(rule(point, low, throughput, "marginal" if s.unmeasured_ngram else "enable"))
     if verdict == "disable":
-        return verdict, [f"k={best_k} is {point:.2f}x end to end: slower than no speculation"]
-    if verdict == "enable":
-        return verdict, [f"k={best_k} gains {point:.2f}x end to end ({low:.2f}x even at the low end of α)"]
+        return verdict, [f"k={k} is {point:.2f}x end to end: slower than no speculation"] + ([bound] if bound else [])
     reasons = []
+    if verdict == "enable":
+        reasons.append(f"k={k} gains {point:.2f}x end to end ({low:.2f}x even at the low end of α)")
     if low < ENABLE_THRESHOLD:
-        reasons.append(f"k={best_k} gains {point:.2f}x, but {low:.2f}x at the low end of α: under the "
+        reasons.append(f"k={k} gains {point:.2f}x, but {low:.2f}x at the low end of α: under the "
                        f"{ENABLE_THRESHOLD:.2f}x bar; measure acceptance before enabling")
     if throughput < 1.0:
         reasons.append(f"throughput falls to {throughput:.2f}x: the draft's memory leaves room for fewer "
                        "concurrent requests")
-    return verdict, reasons
+    if s.unmeasured_ngram:
+        reasons.append("n-gram acceptance here is a task prior, and how often your text repeats decides n-gram's "
+                       "gain: measure it with `specadvisor acceptance ngram --corpus FILE` before enabling")
+    return verdict, reasons + ([bound] if bound else [])

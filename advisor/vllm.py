@@ -13,15 +13,49 @@ from advisor.errors import InputError
 
 # --- vLLM's defaults -------------------------------------------------------------------------------------------
 BLOCK_TOKENS = 16  # KV cache block size (CacheConfig.block_size)
-MAX_NUM_BATCHED_TOKENS = 8192  # chunked-prefill token budget per step (SchedulerConfig): prompts prefill in chunks
-MAX_NUM_SEQS = 256  # sequences per step (SchedulerConfig.max_num_seqs); sizes the sampler in the profiling run
-NGRAM_LOOKUP_DEFAULT = (5, 5)  # prompt_lookup_min/max when neither is set (SpeculativeConfig.__post_init__)
+# max_num_batched_tokens (the chunked-prefill token budget per step) and max_num_seqs (sequences per step) depend on
+# the device: `batch_defaults` gives them by GPU class. These two are the offline `LLM` defaults of the GPUs below
+# 70 GiB (A100, L40S, ...): what a profile written before the class defaults records, and a plan's fallback.
+MAX_NUM_BATCHED_TOKENS = 8192
+MAX_NUM_SEQS = 256
+# prompt_lookup_min/max when neither is set (SpeculativeConfig.__post_init__); `recommend` pastes it explicitly, as
+# `acceptance ngram` and `acceptance measure` measure at it: the pasted lookup is the one measured
+NGRAM_LOOKUP_DEFAULT = (5, 5)
 
 # --- this project's choices about vLLM ---------------------------------------------------------------------------
 MAX_K = 32  # the longest draft evaluated or accepted (vLLM sets no bound; past ~32 no α < 1 gains anything)
 MAX_SCHEDULE_BATCH = 1024  # the batch -> k schedule stops here: max_num_seqs rarely exceeds it
-NGRAM_LOOKUP_PASTED = (2, 5)  # pasted by `recommend`: short enough to match often, long enough to be specific
 NGRAM_LOOKUP_VALIDATION = (2, 4)  # `validate`: the default 5/5 rarely matches the test pairs' short outputs
+
+
+def batch_defaults(memory_gib: float, name: str, *, cpu: bool = False, ranks: int = 1,
+                   server: bool = True) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) as vLLM sets them when the user gives neither, by device class
+    (vllm/engine/arg_utils.py, `EngineArgs.get_batch_defaults`, applied by
+    `_set_default_max_num_seqs_and_batched_tokens_args`): `vllm serve` (UsageContext.OPENAI_API_SERVER, `server`)
+    or the offline `LLM` class. The device's total memory decides, in GiB (NVML's total; every shipped profile's
+    memory_gib lands on the same side of 160 and 70 GiB as NVML's figure), and "a100" in its name keeps an 80 GB
+    A100 in the small class (PR #17885: a larger token budget cut A100 throughput). On a CPU both scale with the
+    ranks (world size)."""
+    if cpu:
+        return (2048 * ranks, 128 * ranks) if server else (4096 * ranks, 256 * ranks)
+    if memory_gib >= 160:
+        return 16384, 1024
+    if memory_gib >= 70 and "a100" not in name.lower():
+        return (8192, 1024) if server else (16384, 1024)
+    return (2048, 256) if server else (8192, 256)
+
+
+# The most tokens a captured CUDA graph takes (vllm/config/vllm.py, `VllmConfig._set_cudagraph_sizes`): a step
+# replays one only up to min(max_num_seqs · (k+1) · 2, this ceiling, max_num_batched_tokens) tokens
+CUDAGRAPH_CEILING = 512
+CUDAGRAPH_CEILING_DC_BLACKWELL = 1024  # compute capability 10.x
+
+
+def data_center_blackwell(name: str) -> bool:
+    """Compute capability 10.x (B200, B300, GB200, GB300): vLLM captures CUDA graphs up to 1024 tokens there."""
+    lowered = name.lower()
+    return any(chip in lowered for chip in ("b200", "b300", "gb200", "gb300"))
 
 
 def check_k(k: int, flag: str = "--k", lowest: int = 1) -> None:
@@ -38,8 +72,15 @@ def lookahead_slots(method: str, k: int) -> int:
     return k + 1 if method == "draft_model" else k
 
 
+def draft_slots(method: str) -> int:
+    """Extra scheduler slots each running request takes per step for drafting (`SpeculativeConfig.
+    max_num_new_slots_for_drafting`): 1 for a draft model (its input keeps one unsliced token), 0 for EAGLE and
+    n-gram."""
+    return 1 if method == "draft_model" else 0
+
+
 def speculative_dict(method: str, k: int, *, model: str | None = None,
-                     lookup: tuple[int, int] = NGRAM_LOOKUP_PASTED, draft_tp: int = 1,
+                     lookup: tuple[int, int] = NGRAM_LOOKUP_DEFAULT, draft_tp: int = 1,
                      schedule: list[tuple[int, int, int]] | None = None) -> dict:
     """The dict vLLM takes as --speculative-config (or LLM(speculative_config=...)); keys per
     vllm/config/speculative.py. `method` is always explicit: vLLM's inference from the model name is fragile."""
@@ -69,11 +110,21 @@ def speculative_config(setup, k: int, schedule: list[tuple[int, int, int]] | Non
 
 
 def serve_command(setup, k: int, *, max_model_len: int, gpu_memory_utilization: float,
-                  schedule: list[tuple[int, int, int]] | None = None) -> str:
+                  schedule: list[tuple[int, int, int]] | None = None,
+                  defaults: tuple[int, int] | None = None) -> str:
+    """`vllm serve` for the evaluated setup. `defaults`: vLLM's (max_num_batched_tokens, max_num_seqs) for the
+    device (`batch_defaults`); the target's EngineCost limits that differ from them are pasted, so the engine runs
+    with what was evaluated."""
     parts = ["vllm", "serve", setup.target.hf_id]
     if setup.tp > 1:
         parts += ["--tensor-parallel-size", str(setup.tp)]
     parts += ["--max-model-len", str(max_model_len), "--gpu-memory-utilization", f"{gpu_memory_utilization:g}"]
+    if defaults is not None:
+        cost = setup.target_cost
+        if cost.max_num_seqs != defaults[1]:
+            parts += ["--max-num-seqs", str(cost.max_num_seqs)]
+        if cost.max_num_batched_tokens != defaults[0]:
+            parts += ["--max-num-batched-tokens", str(cost.max_num_batched_tokens)]
     config = speculative_config(setup, k, schedule)
     if config:
         parts += ["--speculative-config", json.dumps(config, separators=(",", ":"))]

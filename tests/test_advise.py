@@ -96,3 +96,12 @@ def test_measured_per_position_limits_the_k_search_to_measured_positions():
     a = run(prompt_len=2000, out_len=400, method="ngram", acceptance=AcceptanceInput(per_position="0.6,0.5,0.5"))
     assert 1 <= a.best_k <= 3
     assert a.e2e_speedup[16] > a.e2e_speedup[3]  # the table still shows the extrapolation
+
+
+def test_mean_waves_counts_the_requests_that_wait_for_a_slot():
+    from advisor.advise import mean_waves
+
+    assert mean_waves(64, 64) == 1.0 and mean_waves(64, 100) == 1.0
+    assert mean_waves(128, 127) == pytest.approx((127 + 2) / 128)  # one request waits one request time
+    assert mean_waves(10, 3) == pytest.approx((3 * 1 + 3 * 2 + 3 * 3 + 1 * 4) / 10)
+    assert mean_waves(np.array([10, 10]), np.array([5, 10])).tolist() == [1.5, 1.0]

@@ -76,12 +76,14 @@ def _main():
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_recommend_output_is_the_snapshot(name, monkeypatch):
     monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "80")  # the text report wraps to the terminal: pin one
     stored = json.loads(SNAPSHOT.read_text())
     assert render(CASES[name], _main()) == stored[name]
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
     os.environ["NO_COLOR"] = "1"
+    os.environ["COLUMNS"] = "80"
     SNAPSHOT.write_text(json.dumps({name: render(args, _main()) for name, args in CASES.items()}, indent=1,
                                    ensure_ascii=False) + "\n")
     print(f"wrote {SNAPSHOT}")

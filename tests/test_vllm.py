@@ -46,3 +46,22 @@ def test_config_keys_exist_in_the_installed_vllm(default_setup):
     config = speculative_config(default_setup, 4, [(1, 8, 4), (9, 64, 2)])
     assert set(config) <= fields
     assert {"prompt_lookup_min", "prompt_lookup_max", "draft_tensor_parallel_size"} <= fields
+
+
+def test_batch_defaults_follow_vllms_device_classes():
+    # vllm/engine/arg_utils.py EngineArgs.get_batch_defaults (vLLM 0.32), `vllm serve` and offline LLM
+    from advisor.profiles.catalog import load_hardware, names
+    from advisor.vllm import batch_defaults
+
+    expected = {"b200": (16384, 1024), "mi300x": (16384, 1024), "mi325x": (16384, 1024),
+                "h100-sxm": (8192, 1024), "h100-pcie": (8192, 1024), "h100-nvl": (8192, 1024), "h200": (8192, 1024),
+                "rtx-pro-6000-blackwell": (8192, 1024), "a100-80gb-sxm": (2048, 256), "a100-80gb-pcie": (2048, 256),
+                "a100-40gb-sxm": (2048, 256), "l40s": (2048, 256), "rtx-4090": (2048, 256), "l4": (2048, 256)}
+    for slug, limits in expected.items():
+        hw = load_hardware(slug)
+        assert batch_defaults(hw.memory_gib, hw.name) == limits, slug
+    assert batch_defaults(80, "NVIDIA H100", server=False) == (16384, 1024)
+    assert batch_defaults(80, "NVIDIA A100-SXM4-80GB", server=False) == (8192, 256)
+    assert batch_defaults(24, "cpu", cpu=True) == (2048, 128)
+    assert batch_defaults(24, "cpu", cpu=True, ranks=2, server=False) == (8192, 512)
+    assert set(expected) <= set(names("hardware"))

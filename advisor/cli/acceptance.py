@@ -9,11 +9,13 @@ from typing import Optional
 
 import typer
 
+from advisor.cli.needs import engine_imports, require
 from advisor.errors import InputError
 from advisor.vllm import NGRAM_LOOKUP_DEFAULT
 
-acceptance_app = typer.Typer(no_args_is_help=True, help="Measure acceptance: from a vLLM server's metrics, by running "
-                             "your prompts through vLLM, or by replaying n-gram lookup over text.")
+acceptance_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,  # plain help: see app.py
+                             help="Measure acceptance: from a vLLM server's metrics, by running your prompts "
+                             "through vLLM, or by replaying n-gram lookup over text.")
 
 
 class OutFormat(str, Enum):
@@ -72,15 +74,18 @@ def _emit(counts, origin: str, format: OutFormat, save: Optional[str], temperatu
         typer.echo(json.dumps(dict(source=origin, measured_temperature=temperature, **s, **(extra or {}),
                                    recommend_flags=use), indent=2))
         return
+    from advisor.render.wrap import paragraph, terminal_width
+
+    width = terminal_width()  # lines wrap to the terminal (80 columns when piped), continued two spaces in
     for line in (*_lines(s, origin), *extra_lines):
-        typer.echo(line)
+        typer.echo(paragraph(line, width, rest="  "))
     if temperature is not None:
         typer.echo(f"measured at temperature {temperature:g}")
-    typer.echo(f"use it: specadvisor recommend ... {use}" + (f" --measured-temperature {temperature:g}"
-                                                            if temperature is not None and not save else ""))
+    measured_at = f" --measured-temperature {temperature:g}" if temperature is not None and not save else ""
+    typer.echo(paragraph(f"use it: specadvisor recommend ... {use}{measured_at}", width, rest="  "))
 
 
-@acceptance_app.command("from-metrics")
+@acceptance_app.command("from-metrics", short_help="From a vLLM server's /metrics (or a saved scrape).")
 def from_metrics(
     source: str = typer.Argument(..., help="A vLLM server (http://host:8000 or .../metrics) or a file of Prometheus text."),
     second: Optional[str] = typer.Option(None, help="A later scrape of the same server: report what accrued in between."),
@@ -94,7 +99,7 @@ def from_metrics(
     _emit(found.counts, found.origin, format, save, found.measured_temperature, live=None if second else source)
 
 
-@acceptance_app.command("ngram")
+@acceptance_app.command("ngram", short_help="Replay n-gram lookup over your prompts and responses.")
 def ngram(
     corpus: str = typer.Option(..., help="JSON Lines: {\"prompt\": ..., \"response\": ...} or prompt_token_ids + "
                                "response_token_ids per line."),
@@ -135,7 +140,7 @@ def ngram(
     _emit(c, origin, format, save, 0.0, extra, tuple(lines), method=" --method ngram")
 
 
-@acceptance_app.command("measure")
+@acceptance_app.command("measure", short_help="Run your prompts through vLLM with your draft.")
 def measure(
     target: str = typer.Option(..., help="Target model folder: config.json + weights (+ tokenizer for text prompts)."),
     prompts: str = typer.Option(..., help="JSON Lines: {\"prompt\": text} or {\"prompt_token_ids\": [...]} per line."),
@@ -152,16 +157,21 @@ def measure(
     format: OutFormat = typer.Option(OutFormat.text, "--format", help="text or json."),
 ) -> None:
     """Run your prompts through vLLM with speculation on and count what it accepts, per prompt and overall."""
-    try:
-        from calibration.measure_acceptance import MeasureConfig
-        from calibration.measure_acceptance import measure as run
-    except ImportError:
-        raise InputError("`acceptance measure` needs the calibration package (install specadvisor from source)") from None
+    require("acceptance measure", "vllm")
+    with engine_imports("acceptance measure"):
+        try:
+            from calibration.measure_acceptance import MeasureConfig
+            from calibration.measure_acceptance import measure as run
+        except ImportError as exc:
+            if isinstance(exc, ModuleNotFoundError) and exc.name and not exc.name.startswith("calibration"):
+                raise  # vLLM or torch: engine_imports says what to install
+            raise InputError("`acceptance measure` needs the calibration package (install specadvisor from "
+                             "source)") from None
 
-    cfg = MeasureConfig(target=target, draft=draft, method=method.value, k=k, temperature=temperature,
-                        max_tokens=max_tokens, prompt_lookup_min=prompt_lookup_min,
-                        prompt_lookup_max=prompt_lookup_max, max_model_len=max_model_len)
-    result = run(cfg, prompts, on_error.value)
+        cfg = MeasureConfig(target=target, draft=draft, method=method.value, k=k, temperature=temperature,
+                            max_tokens=max_tokens, prompt_lookup_min=prompt_lookup_min,
+                            prompt_lookup_max=prompt_lookup_max, max_model_len=max_model_len)
+        result = run(cfg, prompts, on_error.value)
     origin = (f"vLLM measurement of {prompts} ({len(result.per_prompt)} prompts, {method.value}, k={k}, "
               f"T={temperature:g}, {max_tokens} tokens each)")
     per_prompt = [dict(line=r.line, drafts=r.counts.drafts, draft_tokens=r.counts.draft_tokens,

@@ -18,13 +18,17 @@ except ImportError:  # pragma: no cover
     from click import exceptions as click_errors
 
 from advisor.cli.acceptance import acceptance_app
+from advisor.cli.bench import check
 from advisor.cli.calibrate import calibrate
+from advisor.cli.needs import engine_imports, require
 from advisor.cli.options import Method, scenario_command  # noqa: F401  (Method: kept importable from here)
 from advisor.errors import InputError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+# rich_markup_mode=None: click's plain help, which wraps to the terminal; rich's panels cut long option names and
+# defaults with "…" at 80 columns.
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Should I turn on speculative decoding in vLLM, with which k, and what will I gain?")
-app.add_typer(acceptance_app, name="acceptance")
+app.add_typer(acceptance_app, name="acceptance", short_help="Measure acceptance: metrics, vLLM, or n-gram replay.")
 
 
 class Format(str, Enum):
@@ -33,7 +37,7 @@ class Format(str, Enum):
     markdown = "markdown"
 
 
-@app.command()
+@app.command(short_help="Go/no-go, k, and the vLLM flags for one workload.")
 @scenario_command
 def recommend(
     scenario: "Scenario",
@@ -62,7 +66,7 @@ class PlotKind(str, Enum):
     memory = "memory"
 
 
-@app.command()
+@app.command(short_help="Draw a scenario: vs α, batch, lengths, or memory.")
 @scenario_command
 def plot(
     scenario: "Scenario",
@@ -79,7 +83,7 @@ def plot(
     typer.echo(save(FIGURES[kind.value](advise(scenario)), out or f"specadvisor-{kind.value}.png"))
 
 
-@app.command()
+@app.command(short_help="Size a fleet for a traffic mix (a plan file).")
 def review(
     plan: str = typer.Argument(..., help="Plan file (TOML): workloads and candidate deployments."),
     out: Optional[str] = typer.Option(None, "--out", help="Folder for review.md, review.html and the plots. "
@@ -88,12 +92,14 @@ def review(
     """Capacity-planning review of a traffic mix: per workload and deployment, the verdict, the request rate
     within the SLOs, GPUs needed with and without speculation, and $ per million output tokens."""
     from advisor.render.review_files import write_review
+    from advisor.render.wrap import paragraph, terminal_width
 
+    width = terminal_width()
     for line in write_review(plan, out):
-        typer.echo(line)
+        typer.echo(paragraph(line, width, rest="  "))
 
 
-@app.command("make-test-pair")
+@app.command("make-test-pair", short_help="Write a tiny Llama pair with a chosen acceptance.")
 def make_test_pair(
     out: str = typer.Option(..., "--out", help="Folder for target/ and draft/ (safetensors + config.json)."),
     scale: float = typer.Option(..., help="Residual-branch scale of the target: 0.01 -> acceptance ~0.9, 0.4 -> ~0.1."),
@@ -101,13 +107,17 @@ def make_test_pair(
     seed: int = typer.Option(0, help="Weight seed (the same seed gives the same bytes)."),
 ) -> None:
     """Write a tiny Llama target/draft pair with generated weights and a dialled acceptance rate."""
-    from calibration.engine.testpair import PairSpec, make_pair
+    if not 0 <= seed < 2**63:  # torch's generator takes a 64-bit seed: beyond it a ValueError, not a message
+        raise InputError(f"--seed must be in 0..{2**63 - 1}, got {seed}")
+    require("make-test-pair", "torch", "safetensors")
+    with engine_imports("make-test-pair"):
+        from calibration.engine.testpair import PairSpec, make_pair
 
-    pair = make_pair(out, PairSpec(scale=scale, draft_layers=draft_layers, seed=seed))
+        pair = make_pair(out, PairSpec(scale=scale, draft_layers=draft_layers, seed=seed))
     typer.echo(f"target {pair.target_dir}\ndraft  {pair.draft_dir}")
 
 
-@app.command()
+@app.command(short_help="Compare predictions with real vLLM runs.")
 def validate(
     out: str = typer.Option("validation", "--out", help="Folder for validation.json, validation.md and the plots."),
     scales: str = typer.Option("0.4,0.1,0.02,0.01", help="Test-pair residual scales (one acceptance level each)."),
@@ -131,26 +141,40 @@ def validate(
                                 "rewritten after every engine)."),
 ) -> None:
     """Run baseline and speculative vLLM engines over a grid and compare the advisor's predictions with them."""
-    from calibration.validation.write import validate_command
+    if from_json is None or more_passes:  # re-analysing saved measurements runs no engine
+        require("validate", "vllm")
+    with engine_imports("validate"):
+        from calibration.validation.write import validate_command
 
-    for line in validate_command(out=out, scales=scales, ks=ks, batches=batches, prompt_lens=prompt_lens,
-                                 out_lens=out_lens, temperatures=temperatures, ngram=ngram, passes=passes,
-                                 calibration=calibration, from_json=from_json, more_passes=more_passes,
-                                 resume=resume, repeats=repeats):
-        typer.echo(line)
+        for line in validate_command(out=out, scales=scales, ks=ks, batches=batches, prompt_lens=prompt_lens,
+                                     out_lens=out_lens, temperatures=temperatures, ngram=ngram, passes=passes,
+                                     calibration=calibration, from_json=from_json, more_passes=more_passes,
+                                     resume=resume, repeats=repeats):
+            typer.echo(line)
 
 
-app.command("calibrate")(calibrate)
+app.command("calibrate", short_help="Fit the cost model to your vLLM's step times.")(calibrate)
+app.command("check", short_help="Predicted vs measured on your own vllm bench serve runs.")(check)
 
 
 class Kind(str, Enum):
     hardware = "hardware"
     models = "models"
+    tasks = "tasks"
 
 
-@app.command("list")
-def list_profiles(kind: Kind = typer.Argument(..., help="hardware or models")) -> None:
-    """List the shipped profiles."""
+@app.command("list", short_help="List GPU and model profiles, or task priors.")
+def list_profiles(kind: Optional[Kind] = typer.Argument(None, help="hardware, models or tasks.")) -> None:
+    """List the shipped GPU and model profiles, or the --task acceptance priors."""
+    if kind is None:  # click's own message for a missing choice is tab-indented and names no example
+        raise InputError("say what to list: hardware, models or tasks (e.g. `specadvisor list hardware`)")
+    if kind is Kind.tasks:
+        from advisor.model.priors import NGRAM_PRIORS, TASK_PRIORS
+
+        for task, (low, high, _) in TASK_PRIORS.items():
+            n_low, n_high, share, _ = NGRAM_PRIORS[task]
+            typer.echo(f"{task:<14} α {low:.2f}-{high:.2f}; ngram α {n_low:.2f}-{n_high:.2f} on {share:.0%} of steps")
+        return
     from advisor.profiles.catalog import names
 
     for name in names(kind.value):
@@ -168,10 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     except click_errors.NoArgsIsHelpError as exc:
         typer.echo(exc.ctx.get_help() if exc.ctx else str(exc))
         return 0
-    except click_errors.UsageError as exc:
-        return _fail(exc.format_message().replace("\n", " "))
-    except click_errors.ClickException as exc:
-        return _fail(exc.format_message())
+    except click_errors.ClickException as exc:  # UsageError among them; click indents its lists with tabs
+        return _fail(" ".join(exc.format_message().split()))
     except typer.Abort:
         return _fail("aborted")
     return code if isinstance(code, int) else 0  # typer.Exit(n) (Ctrl-C is Exit(130)) comes back as n

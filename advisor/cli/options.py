@@ -44,12 +44,17 @@ SCENARIO_OPTIONS = [
     _option("temperature", float, typer.Option(0.0, help="Sampling temperature served.")),
     _option("k", Optional[int], typer.Option(None, help=f"Evaluate this draft length (0..{MAX_K}) instead of choosing one.")),
     _option("gpu_memory_utilization", float, typer.Option(0.9, help="vLLM's --gpu-memory-utilization.")),
+    _option("max_num_seqs", Optional[int], typer.Option(None, help="vLLM's --max-num-seqs (default: vLLM's for the "
+                                                        "GPU class); caps the requests run at once.")),
+    _option("max_num_batched_tokens", Optional[int], typer.Option(None, help="vLLM's --max-num-batched-tokens "
+                                                                  "(default: vLLM's for the GPU class).")),
     _option("alpha", Optional[float], typer.Option(None, help="Per-token acceptance probability α (Leviathan et al.).")),
     _option("acceptance_rate", Optional[float], typer.Option(None, help="vLLM's accepted/drafted tokens (needs --measured-k).")),
     _option("acceptance_length", Optional[float], typer.Option(None, help="Mean tokens per step incl. bonus (needs --measured-k).")),
-    _option("measured_k", Optional[int], typer.Option(None, help="The k that --acceptance-rate/--acceptance-length were measured at.")),
-    _option("acceptance_per_pos", Optional[str], typer.Option(None, help="vLLM per-position acceptance rates a1,a2,...")),
-    _option("task", Optional[str], typer.Option(None, help="Acceptance prior: structured|code|json|sql|chat|summarization|rag|creative.")),
+    _option("measured_k", Optional[int], typer.Option(None, help="The k that rate or length was measured at.")),
+    _option("acceptance_per_pos", Optional[str], typer.Option(None, help="vLLM's per-position acceptance rates, e.g. 0.8,0.6,0.45.")),
+    _option("task", Optional[str], typer.Option(None, help="Acceptance prior for this kind of traffic "
+                                               "(`specadvisor list tasks`).")),
     _option("metrics", Optional[str], typer.Option(None, help="Acceptance from vLLM spec-decode counters: a server URL "
                                                    "(http://host:8000) or a Prometheus text file (`specadvisor acceptance ... --save`).")),
     _option("measured_temperature", Optional[float], typer.Option(None, help="Temperature the acceptance was measured at.")),

@@ -10,6 +10,7 @@ our own: specadvisor:decode_steps_total (every decode step, drafted or not) and 
 
 from __future__ import annotations
 
+import math
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -28,6 +29,9 @@ DRAFTS, DRAFT_TOKENS, ACCEPTED, PER_POS = (PREFIX + n for n in (
     "num_drafts", "num_draft_tokens", "num_accepted_tokens", "num_accepted_tokens_per_pos"))
 STEPS, TEMPERATURE = "specadvisor:decode_steps", "specadvisor:measured_temperature"
 HTTP_TIMEOUT_S = 10.0  # a healthy /metrics answers in milliseconds; past this the server is down or unreachable
+# Prometheus counters are float64: past 2**53 they no longer count one by one, so a larger value is not a count
+# any server reached (a server drafting a million tokens a second would take 285 years).
+MAX_COUNT = 2.0**53
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,17 +75,20 @@ def parse(text: str, origin: str) -> Scrape:
                 if sample.name.endswith("_created"):
                     continue  # prometheus_client's creation timestamps, not counts
                 if name == TEMPERATURE:
-                    temperature = sample.value
+                    temperature = _temperature(sample, origin)
                 if not (name.startswith(PREFIX) or name == STEPS):
                     continue
+                _check_count(sample, origin)
                 if "model_name" in sample.labels:
                     models.add(sample.labels["model_name"])
                 source = sample.labels.get("source", source)
                 if name == PER_POS:
-                    position = int(sample.labels.get("position", "-1"))
+                    position = _position(sample, origin)
                     per_pos[position] = per_pos.get(position, 0.0) + sample.value
                 else:
                     totals[name] = totals.get(name, 0.0) + sample.value
+    except InputError:  # ours, about a value (an InputError is a ValueError too)
+        raise
     except ValueError as exc:  # the parser's only complaint: a line that is not Prometheus text
         raise InputError(f"{origin} is not Prometheus text ({exc})") from None
     if not any(name.startswith(PREFIX) for name in totals) and not per_pos:
@@ -98,6 +105,32 @@ def parse(text: str, origin: str) -> Scrape:
                     accepted=round(totals[ACCEPTED]), per_position=tuple(round(per_pos[i]) for i in sorted(per_pos)),
                     decode_steps=round(totals[STEPS]) if STEPS in totals else None)
     return Scrape(counts, f"{source} (from {origin})" if source else f"vLLM metrics {origin}", temperature)
+
+
+def _shown(sample) -> str:
+    labels = ",".join(f'{key}="{value}"' for key, value in sorted(sample.labels.items()))
+    return f"{sample.name}{{{labels}}}" if labels else sample.name
+
+
+def _check_count(sample, origin: str) -> None:
+    """A counter's value is a count: finite, and small enough to be one (NaN, +Inf or 1e300 would pass on as a
+    ValueError or OverflowError from round(), or as NaN in every number after it)."""
+    if not math.isfinite(sample.value) or abs(sample.value) > MAX_COUNT:
+        raise InputError(f"{origin}: {_shown(sample)} is {sample.value:g}, which no vLLM counter reads: they count "
+                         "drafts and tokens")
+
+
+def _position(sample, origin: str) -> int:
+    label = sample.labels.get("position")
+    if label is None or not label.isdigit():
+        raise InputError(f"{origin}: {_shown(sample)} needs a position label 0, 1, 2, ... (got {label!r})")
+    return int(label)
+
+
+def _temperature(sample, origin: str) -> float:
+    if not math.isfinite(sample.value) or sample.value < 0:
+        raise InputError(f"{origin}: {_shown(sample)} is {sample.value:g}, not a sampling temperature")
+    return sample.value
 
 
 def scrape(where: str, second: str | None = None) -> Scrape:

@@ -19,6 +19,8 @@ from advisor.measured.counts import Counts
 from advisor.measured.ngram import NgramConfig, Trace, counts, simulate
 from advisor.measured.tokens import encoder
 
+TOKEN_IDS = "the corpus's own token ids (prompt_token_ids, response_token_ids)"
+
 
 @dataclass(frozen=True, slots=True)
 class Row:
@@ -37,8 +39,10 @@ class Replay:
 
 def load(path: str, encoding: tuple[Callable[[str, bool], list[int]], str] | None = None,
          on_error: str = "stop") -> tuple[list[Row], list[jsonlines.Skipped], str]:
-    """The corpus as token ids; `encoding` is `tokens.encoder(...)` (default: the word-piece stand-in)."""
+    """The corpus as token ids; `encoding` is `tokens.encoder(...)` (default: the word-piece stand-in). The
+    description says how the ids were had: the corpus's own, encoded text, or both."""
     encode, how = encoding or encoder()
+    sources: set[str] = set()  # "ids" and/or "text": what the report may claim about its tokens
 
     def convert(record: dict) -> tuple[list[int], list[int]]:
         prompt_ids, response_ids = jsonlines.token_ids(record, "prompt_token_ids"), jsonlines.token_ids(record, "response_token_ids")
@@ -52,10 +56,13 @@ def load(path: str, encoding: tuple[Callable[[str, bool], list[int]], str] | Non
                              "\"response_token_ids\"")
         if not prompt_ids or not response_ids:
             raise InputError(f"empty {'prompt' if not prompt_ids else 'response'}")
+        given = "prompt_token_ids" in record and "response_token_ids" in record
+        sources.add("ids" if given else "text")
         return prompt_ids, response_ids
 
     good, skipped = jsonlines.read(path, convert, on_error)
-    return [Row(line, p, r) for line, (p, r) in good], skipped, how
+    described = {frozenset({"ids"}): TOKEN_IDS, frozenset({"ids", "text"}): f"{TOKEN_IDS}; on text lines, {how}"}
+    return [Row(line, p, r) for line, (p, r) in good], skipped, described.get(frozenset(sources), how)
 
 
 def replay(path: str, cfg: NgramConfig, encoding: tuple[Callable[[str, bool], list[int]], str] | None = None,

@@ -9,7 +9,7 @@ Conventions (all for a draft length k):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -99,19 +99,6 @@ def _check_k(k: int) -> None:
     check_k(k, "the k an acceptance was measured at")
 
 
-# Rough greedy-decoding priors for a same-family draft ~10-50x smaller than the target, as (low, high, source).
-# They are ranges on purpose: measure yours (`specadvisor acceptance`) before trusting a verdict built on them.
-TASK_PRIORS: dict[str, tuple[float, float, str]] = {
-    "structured": (0.75, 0.90, "talk demo: structured output, high acceptance, 1.6x on RTX PRO 6000"),
-    "json": (0.80, 0.92, "schema keys and punctuation are nearly forced; cf. structured"),
-    "sql": (0.72, 0.88, "keyword-heavy, schema-constrained output; cf. code"),
-    "code": (0.70, 0.85, "Chen et al. 2023 (HumanEval: 2.5x vs 1.9x on XSum); Spec-Bench (Xia et al. 2024)"),
-    "rag": (0.65, 0.85, "answers copy spans of the context; Spec-Bench RAG category (Xia et al. 2024)"),
-    "summarization": (0.60, 0.78, "Leviathan et al. 2023 Table 3 (T5 on CNN/DM: α 0.62-0.75, greedy)"),
-    "chat": (0.55, 0.75, "Spec-Bench multi-turn/MT-bench (Xia et al. 2024); Leviathan et al. LaMDA α 0.61-0.75"),
-    "creative": (0.35, 0.55, "talk demo: creative writing at high temperature, low acceptance"),
-}
-
 # Sampling lowers acceptance: with T > 0 the draft's and target's distributions are both flatter and overlap
 # less on the argmax. Leviathan et al. 2023 Table 3 measure α at T = 0 and T = 1 for six T5 pairs; the ratio
 # α(T=1)/α(T=0) is 0.75-0.87 (mean ≈ 0.8). We interpolate linearly in T, which is an extrapolation beyond T = 1.
@@ -133,6 +120,8 @@ class Acceptance:
     source: str  # where it came from, for the report
     per_position: tuple[float, ...] | None = None  # vLLM per-position rates, when measured
     notes: tuple[str, ...] = ()  # caveats (e.g. a temperature extrapolation)
+    prior: bool = False  # a task prior, not a measurement of the user's own traffic
+    match_share: float = 1.0  # share of steps the drafter proposes anything at (n-gram: a match is found)
 
     def __post_init__(self) -> None:
         for value in (self.alpha, self.low, self.high):
@@ -140,6 +129,8 @@ class Acceptance:
                 raise InputError(f"acceptance α must be in [0, 1], got {value}")
         if not self.low <= self.alpha <= self.high:
             raise InputError(f"acceptance range must hold its point: {self.low} <= {self.alpha} <= {self.high}")
+        if not 0.0 < self.match_share <= 1.0:
+            raise InputError(f"the share of steps with a draft must be in (0, 1], got {self.match_share}")
 
     def survival(self, k, alpha=None) -> np.ndarray:
         """`survival` at draft length k: from the per-position vector when measured, else from i.i.d. α. With `alpha`
@@ -167,20 +158,14 @@ class Acceptance:
                 "(extrapolated: Leviathan et al. 2023 Table 3, α falls ~20% from T=0 to T=1)")
         clip = lambda a: min(max(a * scale, 0.0), 1.0)  # noqa: E731
         per_pos = None if self.per_position is None else tuple(p * scale ** (i + 1) for i, p in enumerate(self.per_position))
-        return Acceptance(clip(self.alpha), clip(self.low), clip(self.high), self.source, per_pos, (*self.notes, note))
+        return replace(self, alpha=clip(self.alpha), low=clip(self.low), high=clip(self.high), per_position=per_pos,
+                       notes=(*self.notes, note))
 
 
 def from_point(alpha: float, source: str) -> Acceptance:
     if not 0.0 <= alpha <= 1.0:
         raise InputError(f"--alpha must be in [0, 1], got {alpha}")
     return Acceptance(alpha, alpha, alpha, source)
-
-
-def from_task(task: str) -> Acceptance:
-    if task not in TASK_PRIORS:
-        raise InputError(f"unknown --task {task!r}; choose one of {', '.join(TASK_PRIORS)}")
-    low, high, cite = TASK_PRIORS[task]
-    return Acceptance((low + high) / 2, low, high, f"task prior '{task}' α {low:.2f}-{high:.2f} ({cite})")
 
 
 def from_per_position(rates: list[float]) -> Acceptance:

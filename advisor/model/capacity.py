@@ -12,8 +12,9 @@ draft-and-verify iteration / E), t_pf the prefill time of one mean prompt, O the
   TTFT   = W_q + t_pf(p90 prompt) + chunks · T_step(B)        a p90 prompt, its prefill chunks sharing steps
   W_q    = ρ · t_pf / (2 · (1 - ρ))   mean wait of an M/D/1 queue (Pollaczek-Khinchine; Kleinrock 1975, §5.7)
 
-The sustainable rate is λ at the largest B whose TPOT and TTFT meet the SLOs and whose KV cache fits (all
-three only grow with B, so the feasible B form one run 1..B*). B is a time average (Little's L), so it runs on
+The sustainable rate is λ at the largest B of the run 1..B* whose TPOT and TTFT meet the SLOs and whose KV cache
+fits (all three grow with B at a fixed k; where the schedule drops to a smaller k the step, and with it TTFT, can
+shrink a little, and a B past the first miss is not counted). B is a time average (Little's L), so it runs on
 a fine grid, not only whole numbers: at long outputs one more whole sequence can be +50% load. Simplifications, stated in every review: arrivals
 are Poisson and prefill is the only queue (M/D/1); TPOT is the mean over a request's life (every sequence in a
 step waits for the same step, so it is set by the mean context); TTFT adds the mean wait to a p90 prompt's
@@ -27,9 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from advisor.model.costmodel import prefill_time
+from advisor.model.costmodel import chunks, prefill_time
 from advisor.model.speculative import Setup
-from advisor.vllm import MAX_NUM_BATCHED_TOKENS  # a prompt prefills in chunks of this many tokens
 
 GRID_STEP = 0.05  # resolution of the concurrency grid, sequences (coarser past GRID_POINTS)
 GRID_POINTS = 4000
@@ -84,7 +84,8 @@ def load_curve(setup: Setup, tokens_per_step: np.ndarray, shape: Shape, max_batc
     rate = B / (decode_tokens * T + B * t_pf)
     rho = rate * t_pf
     wait = rho * t_pf / (2.0 * (1.0 - rho))
-    ttft = wait + t_pf90 + np.ceil(shape.prompt_p90 / MAX_NUM_BATCHED_TOKENS) * T_step
+    # a prompt prefills in chunks of max_num_batched_tokens, each sharing a step with the running decodes
+    ttft = wait + t_pf90 + chunks(setup.target_cost, 1, shape.prompt_p90) * T_step
     return LoadCurve(B, ks[best], rate, T / (1.0 - rho), ttft, rho)
 
 

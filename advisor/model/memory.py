@@ -14,17 +14,20 @@ from dataclasses import dataclass
 
 from advisor.model.hardware import GIB, Hardware
 from advisor.model.modelspec import ModelSpec
+from advisor.model.speculative import Setup
 from advisor.vllm import BLOCK_TOKENS, MAX_NUM_BATCHED_TOKENS, MAX_NUM_SEQS, lookahead_slots
 
 RUNTIME_RESERVE_BYTES = 1.0 * GIB  # CUDA context, CUDA-graph pool, NCCL buffers: outside the profiled peak
 
 
-def activation_peak_bytes(model: ModelSpec, tp: int = 1) -> float:
-    """Peak of vLLM's profiling forward: MAX_NUM_BATCHED_TOKENS tokens through the widest layer (hidden + the
-    gate/up output, bf16) plus fp32 logits for MAX_NUM_SEQS sequences."""
+def activation_peak_bytes(model: ModelSpec, tp: int = 1, max_num_batched_tokens: int = MAX_NUM_BATCHED_TOKENS,
+                          max_num_seqs: int = MAX_NUM_SEQS) -> float:
+    """Peak of vLLM's profiling forward (`gpu_model_runner.profile_run`): max_num_batched_tokens tokens through the
+    widest layer (hidden + the gate/up output, bf16) plus fp32 logits for max_num_seqs sequences (the sampler's
+    dummy run)."""
     widest = (2 * model.hidden_size + 2 * model.intermediate_size * model.experts_per_token / tp) * 2.0
-    logits = MAX_NUM_SEQS * (model.lm_head_vocab or model.vocab_size) * 4.0
-    return MAX_NUM_BATCHED_TOKENS * widest + logits
+    logits = max_num_seqs * model.logits_bytes_per_row()
+    return max_num_batched_tokens * widest + logits
 
 
 def kv_bytes_per_token_per_gpu(model: ModelSpec, tp: int) -> float:
@@ -68,6 +71,10 @@ class MemoryBudget:
     def reason(self) -> str:
         """Why it does not fit, in numbers; empty when both fit."""
         gb = lambda b: f"{b / 1e9:.1f} GB"  # noqa: E731
+        if self.target_weights + self.reserve >= self.usable:
+            return (f"the target's weights ({gb(self.target_weights)} per GPU) and runtime ({gb(self.reserve)}) exceed "
+                    f"the usable {gb(self.usable)} by {gb(self.target_weights + self.reserve - self.usable)}: spread "
+                    "it over more GPUs (--num-gpus), or use smaller weights (fp8)")
         if not self.fits:
             return (f"target weights {gb(self.target_weights)} + runtime {gb(self.reserve)} leave "
                     f"{gb(self.kv_budget_baseline)} of the usable {gb(self.usable)} for KV, less than one "
@@ -82,16 +89,30 @@ def _round_to_blocks(tokens: int) -> int:
     return math.ceil(tokens / BLOCK_TOKENS) * BLOCK_TOKENS
 
 
+def budget_for(setup: Setup, hw: Hardware, k: int, *, prompt_len: int, out_len: int,
+               gpu_memory_utilization: float = 0.9) -> MemoryBudget:
+    """`budget` for a Setup: each model's weights in the dtype its EngineCost streams them in, so the time and the
+    memory of a step always agree on the bytes."""
+    draft_dtype = setup.draft_cost.weight_dtype if setup.draft_cost is not None else "bf16"
+    return budget(setup.target, setup.draft, setup.method, k, hw, prompt_len=prompt_len, out_len=out_len,
+                  tp=setup.tp, gpu_memory_utilization=gpu_memory_utilization,
+                  weight_dtype=setup.target_cost.weight_dtype, draft_weight_dtype=draft_dtype,
+                  max_num_batched_tokens=setup.target_cost.max_num_batched_tokens,
+                  max_num_seqs=setup.target_cost.max_num_seqs)
+
+
 def budget(target: ModelSpec, draft: ModelSpec | None, method: str, k: int, hw: Hardware, *,
            prompt_len: int, out_len: int, tp: int = 1, gpu_memory_utilization: float = 0.9,
-           weight_dtype: str = "bf16") -> MemoryBudget:
+           weight_dtype: str = "bf16", draft_weight_dtype: str = "bf16",
+           max_num_batched_tokens: int = MAX_NUM_BATCHED_TOKENS, max_num_seqs: int = MAX_NUM_SEQS) -> MemoryBudget:
+    """One vLLM instance's memory for the pair at draft length k. vLLM loads a draft model unquantized unless the
+    speculative config says otherwise, hence bf16 by default; EAGLE heads are bf16."""
     usable = hw.memory_bytes * gpu_memory_utilization
     target_w = target.weight_bytes(weight_dtype) / tp
-    # vLLM loads a draft model unquantized unless the speculative config says otherwise; EAGLE heads are bf16.
-    draft_w = draft.weight_bytes("bf16") / tp if draft is not None and method != "ngram" else 0.0
-    reserve = RUNTIME_RESERVE_BYTES + activation_peak_bytes(target, tp)
+    draft_w = draft.weight_bytes(draft_weight_dtype) / tp if draft is not None and method != "ngram" else 0.0
+    reserve = RUNTIME_RESERVE_BYTES + activation_peak_bytes(target, tp, max_num_batched_tokens, max_num_seqs)
     if draft is not None and method != "ngram":
-        reserve += activation_peak_bytes(draft, tp)
+        reserve += activation_peak_bytes(draft, tp, max_num_batched_tokens, max_num_seqs)
     kv_base = kv_bytes_per_token_per_gpu(target, tp)
     kv_spec = kv_base + (kv_bytes_per_token_per_gpu(draft, tp) if draft is not None and method != "ngram" else 0.0)
     tokens = _round_to_blocks(prompt_len + out_len)

@@ -40,6 +40,7 @@ class ModelSpec:
     lm_head_vocab: int | None = None  # EAGLE-3 heads predict over a reduced draft vocabulary
     published_params_b: float | None = None  # the model card's count, for sanity checks
     trained_for: str = ""  # EAGLE heads: the target model the head was trained on (profile metadata)
+    max_context: int | None = None  # max_position_embeddings: the longest --max-model-len vLLM accepts, tokens
 
     def __post_init__(self) -> None:
         for field in ("vocab_size", "hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim",
@@ -76,16 +77,23 @@ class ModelSpec:
 
     @property
     def lm_head_params(self) -> int:
-        """The output projection computed every step (an EAGLE-1 head uses the target's; it still costs a read)."""
+        """The output projection (an EAGLE-1 head uses the target's; it still costs a read): vocabulary x hidden."""
         return (self.lm_head_vocab or self.vocab_size) * self.hidden_size
 
     @property
-    def extra_params(self) -> int:
-        """EAGLE's fusion layer: [token embedding, target hidden state] -> hidden (2h x h); EAGLE-3 fuses three
-        target layers' states instead (3h x h)."""
+    def fusion_params(self) -> int:
+        """EAGLE's fusion layer. EAGLE-1: fc(cat(token embedding, target hidden state)), 2h x h, inside every forward
+        of the head (vllm/model_executor/models/llama_eagle.py, `LlamaModel.forward`); EAGLE-3 fuses three target
+        layers' states, 3h x h, once per proposal on the first pass's tokens (llama_eagle3.py,
+        `combine_hidden_states`, called by vllm/v1/spec_decode/llm_base_proposer.py `propose`)."""
         if self.kind != "eagle_head":
             return 0
         return (3 if self.is_eagle3 else 2) * self.hidden_size * self.hidden_size
+
+    @property
+    def fuses_every_pass(self) -> bool:
+        """Whether every draft pass runs the fusion layer (EAGLE-1), or only the first (EAGLE-3; models have none)."""
+        return self.kind == "eagle_head" and not self.is_eagle3
 
     def layer_params(self, experts_touched: float | np.ndarray | None = None) -> float | np.ndarray:
         experts = self.num_experts if experts_touched is None else experts_touched
@@ -97,12 +105,13 @@ class ModelSpec:
         """Every weight that must sit in memory."""
         owns_lm_head = not self.tied_embeddings and not (self.kind == "eagle_head" and self.lm_head_vocab is None)
         return int(self.num_layers * self.layer_params() + self.embedding_params
-                   + (self.lm_head_params if owns_lm_head else 0) + self.extra_params)
+                   + (self.lm_head_params if owns_lm_head else 0) + self.fusion_params)
 
     @property
     def active_params(self) -> int:
         """Weights one token multiplies by (MoE: only its top-k experts). The embedding is a gather, not a matmul."""
-        return int(self.num_layers * self.layer_params(self.experts_per_token) + self.lm_head_params + self.extra_params)
+        return int(self.num_layers * self.layer_params(self.experts_per_token) + self.lm_head_params
+                   + self.fusion_params)
 
     def weight_bytes(self, dtype: str = "bf16") -> float:
         return self.total_params * BYTES_PER_PARAM[dtype]
@@ -118,9 +127,18 @@ class ModelSpec:
 
     def weight_bytes_read(self, tokens: np.ndarray | float, dtype: str = "bf16") -> np.ndarray:
         """Bytes of weights one forward step over `tokens` tokens streams from memory (embedding rows are
-        gathered, not streamed; the lm_head is streamed in full)."""
-        layers = self.num_layers * self.layer_params(self.experts_touched(tokens))
-        return (layers + self.lm_head_params + self.extra_params) * BYTES_PER_PARAM[dtype]
+        gathered, not streamed; the lm_head and any fusion layer are streamed in full)."""
+        return (self.layer_weight_bytes_read(tokens, dtype) + self.lm_head_bytes(dtype)
+                + self.fusion_params * BYTES_PER_PARAM[dtype])
+
+    def layer_weight_bytes_read(self, tokens: np.ndarray | float, dtype: str = "bf16") -> np.ndarray:
+        """Bytes of the decoder layers' weights a forward over `tokens` tokens streams (MoE: the experts touched)."""
+        return self.num_layers * self.layer_params(self.experts_touched(tokens)) * BYTES_PER_PARAM[dtype]
+
+    def lm_head_bytes(self, dtype: str = "bf16") -> float:
+        """The output projection's bytes. AWQ/GPTQ checkpoints keep lm_head unquantized (16 bit); fp8 checkpoints
+        (compressed-tensors, vLLM's online fp8) also leave it in 16 bit."""
+        return self.lm_head_params * BYTES_PER_PARAM["bf16" if dtype in ("int4", "fp8") else dtype]
 
     # --- KV cache and FLOPs -----------------------------------------------------------------------------
     def kv_bytes_per_token(self, kv_dtype_bytes: float = 2.0) -> float:
@@ -141,16 +159,34 @@ class ModelSpec:
         return self.attended_tokens(context) * per_layer_token
 
     def flops_per_token(self, context: np.ndarray | float) -> np.ndarray:
-        """Forward FLOPs for one token attending to `context` tokens (PaLM App. B): 2·N_active + 4·d_attn·Σ ctx."""
+        """Forward FLOPs for one token attending to `context` tokens (PaLM App. B): 2·N_active + 4·d_attn·Σ ctx,
+        logits and fusion included."""
+        return self.layer_flops_per_token(context) + 2.0 * (self.lm_head_params + self.fusion_params)
+
+    def layer_flops_per_token(self, context: np.ndarray | float) -> np.ndarray:
+        """The decoder layers' share: 2 FLOPs per active layer parameter, plus attention over the context."""
         d_attn = self.num_heads * self.head_dim
-        return 2.0 * self.active_params + 4.0 * d_attn * self.attended_tokens(context)
+        active = self.num_layers * self.layer_params(self.experts_per_token)
+        return 2.0 * active + 4.0 * d_attn * self.attended_tokens(context)
 
     def activation_bytes_per_token(self, act_dtype_bytes: float = 2.0) -> float:
-        """Hidden-state traffic per token, unfused: each layer's six kernels (qkv, attention, o, gate/up, act,
-        down) read and write about 9·h + 6·I elements; plus fp32 logits. Small next to weights except in prefill."""
+        """Hidden-state traffic per token through the decoder layers, unfused: each layer's six kernels (qkv,
+        attention, o, gate/up, act, down) read and write about 9·h + 6·I elements. Small next to weights except in
+        prefill. (The fp32 logits are written per sampled row: `logits_bytes_per_row`.)"""
         inter = self.intermediate_size * self.experts_per_token
-        per_layer = (9 * self.hidden_size + 6 * inter) * act_dtype_bytes
-        return self.num_layers * per_layer + 4.0 * (self.lm_head_vocab or self.vocab_size)
+        return self.num_layers * (9 * self.hidden_size + 6 * inter) * act_dtype_bytes
+
+    def logits_bytes_per_row(self) -> float:
+        """fp32 logits written for one sampled position."""
+        return 4.0 * (self.lm_head_vocab or self.vocab_size)
+
+
+def _kind(cfg: dict[str, Any]) -> str:
+    """An EAGLE head, as vLLM recognises one from its config: an architecture named for EAGLE (EagleLlamaForCausalLM,
+    LlamaForCausalLMEagle3, ...) or a reduced draft vocabulary (`draft_vocab_size`, EAGLE-3). A plain one-layer
+    config can be an EAGLE-1 head too; that is only known from --method eagle (resolve.check_pair)."""
+    eagle_arch = any("eagle" in str(a).lower() for a in cfg.get("architectures") or ())
+    return "eagle_head" if eagle_arch or cfg.get("draft_vocab_size") else "model"
 
 
 def spec_from_config(config: dict[str, Any], name: str, hf_id: str | None = None) -> ModelSpec:
@@ -177,7 +213,7 @@ def spec_from_config(config: dict[str, Any], name: str, hf_id: str | None = None
             name=meta.get("name", name),
             hf_id=hf_id or meta.get("hf_id", name),
             family=meta.get("family", cfg.get("model_type", "unknown")),
-            kind=meta.get("kind", "model"),
+            kind=meta.get("kind", _kind(cfg)),
             vocab_size=int(need("vocab_size")),
             hidden_size=hidden,
             num_layers=layers,
@@ -194,6 +230,7 @@ def spec_from_config(config: dict[str, Any], name: str, hf_id: str | None = None
             lm_head_vocab=int(cfg["draft_vocab_size"]) if cfg.get("draft_vocab_size") else None,
             published_params_b=meta.get("published_params_b"),
             trained_for=str(meta.get("target", "")),
+            max_context=int(cfg["max_position_embeddings"]) if cfg.get("max_position_embeddings") else None,
         )
     except (TypeError, ValueError) as exc:
         if isinstance(exc, InputError):

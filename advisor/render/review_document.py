@@ -75,9 +75,9 @@ def _details(r: Review, c: Cell) -> list[tuple]:
         items.append(f"step costs: {a.cost_source}")
     items += [f"note: {n}" for n in c.notes]
     out.append(("ul", items))
-    if a is not None and a.best_k:
-        out.append(("p", "vLLM --speculative-config at the planned load:"))
-        out.append(("pre", json.dumps(a.vllm.speculative_config, separators=(",", ":"))))
+    if c.speculative_config:
+        out.append(("p", f"vLLM --speculative-config of this plan (k ≤ {c.spec.k_cap}, the best per batch size):"))
+        out.append(("pre", json.dumps(c.speculative_config, separators=(",", ":"))))
     return out
 
 

@@ -74,8 +74,22 @@ def overview_figure(r: Review):
     return fig
 
 
+def _planned_load(ax, rate: float, replicas: int) -> float:
+    """Mark the load the plan puts on one replica (its rate spread over the pool's replicas); returns it (0: the
+    pool holds no replica)."""
+    if replicas < 1:
+        return 0.0
+    load = rate / replicas
+    ax.axvline(load, color=st.MARK, lw=1.0, ls="-.", zorder=1)
+    # high up: the curves start low on the left, where most plans put their load
+    ax.text(load, 0.78, f" planned {load:.2g} req/s", transform=ax.get_xaxis_transform(), ha="left", va="center",
+            fontsize=7.5, color=st.MARK, bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85))
+    return load
+
+
 def curves_figure(r: Review):
-    """Per pair: TPOT against the request rate one replica carries; dotted where TTFT misses its SLO."""
+    """Per pair: TPOT against the request rate one replica carries; dotted where TTFT misses its SLO; the
+    planned per-replica load marked."""
     workloads = [w for w in r.plan.workload]
     deployments = [d.name for d in r.plan.deployment]
     fig = st.figure(width=max(4.0 * len(deployments), 8.0), height=2.7 * len(workloads) + 0.9)
@@ -107,8 +121,11 @@ def curves_figure(r: Review):
             if c.base.best.rate == 0 and c.spec.best.rate == 0:
                 ax.text(0.5, 0.92, "no load meets both SLOs", transform=ax.transAxes, ha="center", va="top",
                         fontsize=8.5, color=st.LOSS)
+            d = next(x for x in r.plan.deployment if x.name == name)
+            planned = _planned_load(ax, w.rate, d.count // d.tensor_parallel)
             xmax = max(c.base.best.rate, c.spec.best.rate)
-            ax.set_xlim(0, xmax * 1.6 if xmax > 0 else max(c.base.curve.rate.max(), c.spec.curve.rate.max()))
+            right = xmax * 1.6 if xmax > 0 else max(c.base.curve.rate.max(), c.spec.curve.rate.max())
+            ax.set_xlim(0, max(right, planned * 1.25))
             if i == len(workloads) - 1:
                 ax.set_xlabel("requests/s per replica")
             if j == 0:
@@ -117,7 +134,8 @@ def curves_figure(r: Review):
     fig.legend(handles=[Line2D([], [], color=st.BASELINE, lw=1.8, label="without speculation"),
                         Line2D([], [], color=st.SPEC, lw=1.8, label="with speculation")],
                loc="upper right", ncol=2, fontsize=8.5)
-    fig.text(0.01, 1.0, "\n\ndots: the most load within both SLOs; dotted: TTFT over its SLO",
+    fig.text(0.01, 1.0, "\n\ndots: the most load within both SLOs; dotted: TTFT over its SLO; dash-dot: the "
+             "planned load per replica (rate / replicas)",
              ha="left", va="top", fontsize=8.5, color="#4a4f55")
     return fig
 

@@ -16,7 +16,9 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from advisor.advise import K_TABLE, advise
+import numpy as np
+
+from advisor.advise import K_TABLE, advise, schedule
 from advisor.errors import InputError
 from advisor.measured.from_metrics import acceptance_from_metrics
 from advisor.model import capacity as cap
@@ -24,6 +26,7 @@ from advisor.model import memory
 from advisor.recommendation import Recommendation, from_advice
 from advisor.resolve import AcceptanceInput, build_scenario
 from advisor.review.plan import Deployment, Plan, Workload
+from advisor.vllm import speculative_config
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +38,7 @@ class Side:
     max_concurrency: int  # sequences the KV cache holds (capped at max_num_seqs)
     gpus: int | None  # GPUs to serve the workload's rate; None when the SLOs cannot be met
     usd_per_mtok: float | None  # $ per million output tokens at the sustainable load; None without a price
+    k_cap: int = 0  # num_speculative_tokens: vLLM's schedule picks k ≤ this per batch size (0: no speculation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +53,8 @@ class Cell:
     spec: Side | None = None
     gpus_spec_low_alpha: int | None = None  # GPUs with speculation at the low end of the acceptance range
     load_batch: float = 0.0  # mean concurrency per replica at the planned rate (over the pool's replicas)
-    advice: Recommendation | None = None  # `advise` at load_batch
+    advice: Recommendation | None = None  # `advise` at load_batch, choosing k ≤ the capacity plan's k_cap
+    speculative_config: dict = field(default_factory=dict)  # what the capacity plan runs; {} when speculation is off
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -89,7 +94,7 @@ def _side(setup, E, shape: cap.Shape, w: Workload, d: Deployment, budget_at, max
     usd = None
     if d.usd_per_gpu_hour is not None and best.rate > 0:
         usd = d.usd_per_gpu_hour * d.tensor_parallel / (best.rate * shape.out_mean * 3600) * 1e6
-    return Side(curve, best, max(limit, 0), gpus, usd)
+    return Side(curve, best, max(limit, 0), gpus, usd, max_k)
 
 
 def _best_spec(setup, E, shape, w, d, budget_at) -> Side:
@@ -108,16 +113,15 @@ def review_pair(w: Workload, d: Deployment, base_dir: Path) -> Cell:
             prompt_len=round(p_mean), out_len=max(round(o_mean), 1), temperature=w.temperature,
             acceptance=_acceptance(w, base_dir), gpu_memory_utilization=d.gpu_memory_utilization,
             calibration=None if d.calibration is None else str(base_dir / d.calibration),
-            read_metrics=acceptance_from_metrics)
+            read_metrics=acceptance_from_metrics,
+            tp_flag=f"tensor_parallel = {d.tensor_parallel} (deployment {d.name!r})")
     except InputError as exc:
         return Cell(w.name, d.name, "error", str(exc), (str(exc),))
     setup, acc = scenario.setup, scenario.acceptance
 
     def budget_at(k: int) -> memory.MemoryBudget:
-        return memory.budget(setup.target, setup.draft, setup.method, k, scenario.hardware,
-                             prompt_len=round(p_mean), out_len=round(o_mean), tp=setup.tp,
-                             gpu_memory_utilization=d.gpu_memory_utilization,
-                             weight_dtype=setup.target_cost.weight_dtype)
+        return memory.budget_for(setup, scenario.hardware, k, prompt_len=round(p_mean), out_len=round(o_mean),
+                                 gpu_memory_utilization=d.gpu_memory_utilization)
 
     problems: list[str] = []
     replicas = d.count // d.tensor_parallel
@@ -130,7 +134,7 @@ def review_pair(w: Workload, d: Deployment, base_dir: Path) -> Cell:
     E = scenario.tokens_per_step(ks)  # over the mean output
     base = _side(setup, E, shape, w, d, budget_at, 0)
     spec = _best_spec(setup, E, shape, w, d, budget_at)
-    E_low = E if acc.per_position is not None else scenario.tokens_per_step(ks, acc.low)
+    E_low = scenario.tokens_per_step(ks, acc.low)  # a measured curve is rescaled to the low end, as `advise` does
     low = _best_spec(setup, E_low, shape, w, d, budget_at) if acc.low < acc.alpha else spec
 
     for side, label in ((base, "without speculation"), (spec, "with speculation")):
@@ -148,10 +152,14 @@ def review_pair(w: Workload, d: Deployment, base_dir: Path) -> Cell:
     if served.best.rate and replicas and per_replica > served.best.rate:
         notes.append(f"the pool's {replicas} replica(s) carry {served.best.rate * replicas:.2f} req/s within the "
                      f"SLOs, short of the planned {w.rate:g} req/s: the advice is at full load")
-    advice = from_advice(advise(dataclasses.replace(scenario, batch=max(math.ceil(load_batch - 1e-9), 1))))
+    advice = from_advice(advise(dataclasses.replace(scenario, batch=max(math.ceil(load_batch - 1e-9), 1),
+                                                    k_limit=spec.k_cap)))
     verdict, why = _recommend(base, spec, advice)
+    # The flags of the plan that was sized: k ≤ k_cap, the best per batch size up to what the KV cache holds.
+    runs = schedule(setup, E, shape.context, np.arange(1, spec.k_cap + 1), max(spec.max_concurrency, 1), (0, 0))
+    config = speculative_config(setup, spec.k_cap, runs) if verdict in ("enable", "marginal") else {}
     return Cell(w.name, d.name, verdict, why, tuple(problems), shape, base, spec, low.gpus, load_batch, advice,
-                tuple(notes))
+                speculative_config=config, notes=tuple(notes))
 
 
 # Why speculation can carry less load, by what bounds it (capacity.Sustainable.bound).

@@ -3,7 +3,8 @@
 Every point is one forward-step shape the advisor predicts with `advisor.model.costmodel`:
   prefill  B prompts of q tokens, nothing cached                       -> prefill_time(B, q)
   decode   B sequences, 1 new token each, `steps` steps from context L  -> step_time(B, 1, L + 1 + (steps-1)/2)
-  verify   B sequences, q new tokens each on L cached (q = k+1)         -> step_time(B, q, L)
+  verify   B sequences, q new tokens each on L cached (q = k+1)         -> step_time(B, q, L), sampling one row per
+           sequence (to vLLM these are new requests whose prefix is cached; a decode-shaped batch only at q = 1)
 Decode and verify contexts come from one set of primed prefixes (B_max × L_max tokens prefilled once): the prefix
 cache serves any shorter prefix of them, so the grid pays for priming once instead of per point.
 """
@@ -69,7 +70,12 @@ def predict(model: ModelSpec, cost: EngineCost, points: list[Point], chunk_token
     q = np.array([p.new_tokens for p in points], dtype=float)
     context = np.array([p.model_context() for p in points])
     is_prefill = np.array([p.kind == "prefill" for p in points])
-    step = step_time(model, cost, batch, q, context)
+    is_decode = np.array([p.kind == "decode" for p in points])
+    # a verify point is B new requests of q tokens on a cached prefix: logits at their last positions, and a uniform
+    # decode-shaped batch (one CUDA graph) only when q = 1 (vLLM's uniform_decode_query_len without speculation)
+    step = np.where(is_decode, step_time(model, cost, batch, q, context),
+                    np.where(q == 1, step_time(model, cost, batch, q, context, sampled=batch),
+                             step_time(model, cost, batch, q, context, sampled=batch, uniform=False)))
     return np.where(is_prefill, prefill_time(model, cost, batch, q, chunk_tokens=chunk_tokens), step)
 
 

@@ -2,6 +2,10 @@
 
 The fitted function is the one `recommend` evaluates (`calibration.calibrate.bench.predict`, i.e. `step_time` and
 `prefill_time`), so the error reported on held-out points is the error of the advisor's own predictions.
+Only what the grid can see is fitted (`GRID`): one model's steps in its own engine time neither a drafter pass nor
+speculative bookkeeping, and do not separate a per-layer latency floor from the per-step overhead; those parameters
+keep their defaults (their CPU value on a CPU, where CUDA graphs do not exist) and the profile says why
+(`unfitted`).
 Residuals are log-ratios log(predicted / measured): step times span three orders of magnitude and a 10% miss
 should weigh the same on a 5 ms decode step as on a 2 s prefill. A robust loss (soft-L1, Huber-like beyond
 `LOSS_SCALE`) keeps a point disturbed by a neighbour's load from dragging the fit (scipy.optimize.least_squares).
@@ -33,11 +37,12 @@ from calibration.calibrate.measure import point_of
 MAX_HELDOUT_MEDIAN_ERROR = 0.15  # refuse to save a fit that misses unseen shapes by more than this (median)
 LOSS_SCALE = 0.05  # residuals (log-ratios) beyond ~5% count linearly, not quadratically
 OUTLIER_FLOOR = 0.4  # a training point is only dropped as an outlier when the fit misses it by > e^0.4 - 1 ≈ 50%
-FITTED = tuple(f for f in calibrated_fields() if f.how.unit is not None)
-PARAMS = tuple(f.name for f in FITTED)
+FITTED = tuple(f for f in calibrated_fields() if f.how.unit is not None)  # every field a fit may solve for
+GRID = tuple(f for f in FITTED if not f.how.unseen)  # ... those calibrate's step grid identifies
+PARAMS = tuple(f.name for f in GRID)
 # What a step admitting new requests pays on top: s per step (in ms), s per admitted sequence (in µs).
 ADMISSION = (Calibrated(unit=1e-3), Calibrated(unit=1e-6))
-UNKNOWNS = tuple(f.how for f in FITTED) + ADMISSION  # x, the vector the solver moves
+UNKNOWNS = tuple(f.how for f in GRID) + ADMISSION  # x, the vector the solver moves
 # vLLM dtypes -> advisor.model.modelspec.BYTES_PER_PARAM keys (the weights' bytes per parameter in the cost model)
 WEIGHT_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16"}
 
@@ -74,13 +79,25 @@ def _value(x, how: Calibrated) -> float:
     return float(np.exp(x)) * how.unit if how.log else float(x * how.unit)
 
 
-def _cost(x: np.ndarray, weight_dtype: str) -> EngineCost:
-    return EngineCost(**{f.name: _value(xi, f.how) for f, xi in zip(FITTED, x)}, weight_dtype=weight_dtype)
+def _cost(x: np.ndarray, weight_dtype: str, fixed: dict) -> EngineCost:
+    return EngineCost(**fixed, **{f.name: _value(xi, f.how) for f, xi in zip(GRID, x)}, weight_dtype=weight_dtype)
 
 
 def _admission(x: np.ndarray) -> tuple[float, float]:
-    step, seq = (_value(xi, how) for xi, how in zip(x[len(FITTED):], ADMISSION))
+    step, seq = (_value(xi, how) for xi, how in zip(x[len(GRID):], ADMISSION))
     return step, seq
+
+
+def unfitted(cpu: bool) -> dict[str, str]:
+    """The fields calibrate's grid does not identify, and why: they keep their defaults (on a CPU, the ones that do
+    not apply there take their CPU value)."""
+    return {f.name: ("does not apply on a CPU (no CUDA graphs): " if cpu and f.how.cpu is not None else "")
+            + f.how.unseen for f in FITTED if f.how.unseen}
+
+
+def held_fixed(cpu: bool) -> dict[str, float]:
+    """Values the fit holds instead of solving for them: CPU values where a parameter does not apply there."""
+    return {f.name: f.how.cpu for f in FITTED if f.how.unseen and cpu and f.how.cpu is not None}
 
 
 def measured_time(model: ModelSpec, cost: EngineCost, admission: tuple[float, float], points: list[Point],
@@ -96,8 +113,8 @@ def measured_time(model: ModelSpec, cost: EngineCost, admission: tuple[float, fl
 def _starts(model: ModelSpec, points: list[Point], times: np.ndarray, weight_dtype: str) -> list[np.ndarray]:
     """Initial guesses from the data's extremes: the fastest step bounds the overhead, the weights streamed in the
     fastest step bound the bandwidth, the largest step's FLOPs bound the FLOP rate. Spread ×/÷ 4 around them,
-    because the roofline's max() makes the landscape piecewise and one start can settle on the wrong side. Every
-    other unknown starts where its metadata says."""
+    because the roofline's (smooth) max makes the landscape nearly piecewise and one start can settle on the wrong
+    side. Every other unknown starts where its metadata says."""
     fastest = float(times.min())
     tokens = np.array([p.batch * p.new_tokens for p in points], dtype=float)
     bandwidth = float(model.weight_bytes_read(1, weight_dtype)) / fastest
@@ -105,14 +122,24 @@ def _starts(model: ModelSpec, points: list[Point], times: np.ndarray, weight_dty
     flops = tokens[biggest] * float(model.flops_per_token(points[biggest].context)) / float(times[biggest])
     guesses = [{"bandwidth": bw, "flops": fl, "step_overhead": share * fastest}
                for bw in (bandwidth, bandwidth * 4) for fl in (flops, flops * 4) for share in (0.2, 0.6)]
-    return [np.array([_unknown(guess[f.name], f.how) if f.name in guess else f.how.start for f in FITTED]
+    return [np.array([_unknown(guess[f.name], f.how) if f.name in guess else f.how.start for f in GRID]
                      + [how.start for how in ADMISSION]) for guess in guesses]
 
 
+def outliers(miss: np.ndarray, train: np.ndarray) -> np.ndarray:
+    """The training points a first fit misses by far more than the rest: |log error| beyond 4 robust standard
+    deviations (1.4826 MAD) above the median, and beyond OUTLIER_FLOOR. A bounded-influence loss still leans toward
+    gross outliers, so they are dropped and the fit redone from where it ended."""
+    spread = 1.4826 * np.median(np.abs(miss[train] - np.median(miss[train])))
+    return train & (miss > max(OUTLIER_FLOOR, np.median(miss[train]) + 4 * spread))
+
+
 def fit_cost(model: ModelSpec, points: list[Point], times, heldout: list[bool], chunk_tokens: int,
-             weight_dtype: str = "bf16") -> Fit:
-    """Least-squares fit of EngineCost's fitted parameters (and the admission cost) to `times` (seconds, one per
-    point) on the points not held out; errors reported on both sets."""
+             weight_dtype: str = "bf16", fixed: dict | None = None) -> Fit:
+    """Least-squares fit of the EngineCost parameters the grid identifies (`GRID`), and the admission cost, to
+    `times` (seconds, one per point) on the points not held out; errors reported on both sets. `fixed`: values of
+    other EngineCost fields (default: theirs)."""
+    fixed = dict(fixed or {})
     times = np.asarray(times, dtype=float)
     heldout = np.asarray(heldout, dtype=bool)
     if len(points) != len(times) or len(points) != len(heldout):
@@ -127,7 +154,7 @@ def fit_cost(model: ModelSpec, points: list[Point], times, heldout: list[bool], 
     upper = [np.log(how.bounds[1]) if how.log else how.bounds[1] for how in UNKNOWNS]
 
     def model_at(x: np.ndarray, chosen: list[Point]) -> np.ndarray:
-        return measured_time(model, _cost(x, weight_dtype), _admission(x), chosen, chunk_tokens)
+        return measured_time(model, _cost(x, weight_dtype, fixed), _admission(x), chosen, chunk_tokens)
 
     def solve(use: np.ndarray, starts: list[np.ndarray]):
         chosen = [p for p, u in zip(points, use) if u]
@@ -137,26 +164,24 @@ def fit_cost(model: ModelSpec, points: list[Point], times, heldout: list[bool], 
         return min(results, key=lambda r: r.cost)
 
     best = solve(train, _starts(model, points, times, weight_dtype))
-    # A bounded-influence loss still leans toward gross outliers; drop the training points the first fit misses by
-    # far more than the rest (4 robust standard deviations, and at least ~50%) and fit again from where it ended.
-    miss = np.abs(np.log(model_at(best.x, points) / times))
-    spread = 1.4826 * np.median(np.abs(miss[train] - np.median(miss[train])))
-    outliers = train & (miss > max(OUTLIER_FLOOR, np.median(miss[train]) + 4 * spread))
-    if outliers.any() and (train & ~outliers).sum() >= 2 * len(UNKNOWNS):
-        best = solve(train & ~outliers, [best.x])
+    dropped = outliers(np.abs(np.log(model_at(best.x, points) / times)), train)
+    if dropped.any() and (train & ~dropped).sum() >= 2 * len(UNKNOWNS):
+        best = solve(train & ~dropped, [best.x])
     else:
-        outliers = np.zeros_like(train)
+        dropped = np.zeros_like(train)
     errors = model_at(best.x, points) / times - 1.0
-    held, fitted = np.abs(errors[heldout]), np.abs(errors[train & ~outliers])
-    return Fit(cost=_cost(best.x, weight_dtype), admission=_admission(best.x),
+    held, fitted = np.abs(errors[heldout]), np.abs(errors[train & ~dropped])
+    return Fit(cost=_cost(best.x, weight_dtype, fixed), admission=_admission(best.x),
                train_median_error=float(np.median(fitted)), train_worst_error=float(fitted.max()),
                heldout_median_error=float(np.median(held)), heldout_worst_error=float(held.max()),
-               errors=tuple(float(e) for e in errors), outliers=tuple(int(i) for i in np.flatnonzero(outliers)))
+               errors=tuple(float(e) for e in errors), outliers=tuple(int(i) for i in np.flatnonzero(dropped)))
 
 
 def fit_profile(profile: prof.Profile, specs: dict, path: Path | None = None) -> None:
-    """Fit every model of a measured profile, set its status ("fitted" or "unfit", with the reason) and save it."""
+    """Fit every model of a measured profile, set its status ("fitted" or "unfit", with the reason) and save it.
+    A profile measured without a GPU (NVML named none) is a CPU's."""
     problems = []
+    cpu = not profile.device.get("gpu")
     for role, run in (("target", profile.target), ("draft", profile.draft)):
         if run is None:
             continue
@@ -167,7 +192,8 @@ def fit_profile(profile: prof.Profile, specs: dict, path: Path | None = None) ->
         dtype = WEIGHT_DTYPES.get(str(run.engine.get("dtype", "bfloat16")), "bf16")
         try:
             fit = fit_cost(specs[role], points, [float(np.median(m.samples)) for m in run.points],
-                           [m.heldout for m in run.points], run.chunk_tokens, weight_dtype=dtype)
+                           [m.heldout for m in run.points], run.chunk_tokens, weight_dtype=dtype,
+                           fixed=held_fixed(cpu))
         except FitError as exc:
             problems.append(f"{role}: {exc}")
             continue
@@ -176,7 +202,7 @@ def fit_profile(profile: prof.Profile, specs: dict, path: Path | None = None) ->
             admission_step=fit.admission[0], admission_seq=fit.admission[1],
             train_median_error=fit.train_median_error, train_worst_error=fit.train_worst_error,
             heldout_median_error=fit.heldout_median_error, heldout_worst_error=fit.heldout_worst_error,
-            outliers=[points[i].key for i in fit.outliers])
+            outliers=[points[i].key for i in fit.outliers], unfitted=unfitted(cpu))
         if not fit.acceptable():
             spread = max(bench.summary(m.samples)[1] for m in run.points)
             problems.append(f"{role} held-out median error {100 * fit.heldout_median_error:.0f}% is over "

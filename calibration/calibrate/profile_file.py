@@ -43,6 +43,7 @@ FittedCost = create_model(
     heldout_median_error=(float, ...),
     heldout_worst_error=(float, ...),
     outliers=(list[str], []),  # keys of training points dropped as gross outliers
+    unfitted=(dict[str, str], {}),  # EngineCost fields the grid does not identify (kept at their defaults) -> why
 )
 
 

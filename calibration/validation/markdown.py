@@ -17,7 +17,8 @@ MODEL_NOTES = [
     "Each speculative point is predicted by `advisor.model.speculative.request_times` from the calibrated costs of "
     "target and draft and the tokens per step the engine measured (decode tokens / target steps). The first "
     "validation runs missed; these were the causes, each now part of the model or of the measurement:", "",
-    "1. **The draft's first pass reads k+1 tokens per sequence.** vLLM's draft proposer feeds its first forward "
+    "1. **The draft's first pass reads k+1 tokens per sequence** (k+2 for a draft model, whose proposer keeps one "
+    "more slot). vLLM's draft proposer feeds its first forward "
     "the whole verification input (accepted and rejected positions) to refresh the draft's KV cache; only the "
     "other k−1 passes bring one token. On a CPU multi-token steps cost milliseconds more "
     "(`advisor/model/speculative.py`, `Setup.draft_time`).",
@@ -57,6 +58,18 @@ MODEL_NOTES = [
     "plots, reviews and this check). From each run's own counters it reproduces the measured tokens per step "
     "within 0.37% (median over the draft_model points; 1 + Σ p_i: 1.1%); with it k agreement on this grid rose "
     "from 86.7% to 93.3%. At 200 output tokens and k ≤ 4 it moves E by under 1%.",
+    "8. **A draft pass is not an engine step** (issue 13). vLLM runs a step's k draft passes inside the target's "
+    "engine step (`gpu_model_runner.sample_tokens` → `propose_draft_token_ids` → `SpecDecodeBaseProposer.propose`), "
+    "so a pass no longer pays the draft engine's own step overhead, which the draft's calibration measures in its "
+    "own engine, but `draft_pass_overhead` (not seen by calibrate's grid: its default) and its forward pass; the "
+    "per-sequence and per-token work it repeats every pass (positions, slot mappings, attention metadata, argmax) "
+    "it does pay (`advisor/model/costmodel.py`, `draft_pass`). Re-analysed with passes charged only the fixed "
+    "overhead and the forward, these measurements missed badly (TPOT median 8.0%, p90 14.4%, k 86.7%, verdict "
+    "80.0%: speculation at batch 4-16 up to 20% too fast); with the draft's per-sequence and per-token costs in "
+    "every pass they give the table above (the previous model: 3.6%, 10.0%, 93.3%, 93.3%). The same change "
+    "combines memory and compute time by a p-norm instead of max(): refitted from the same raw samples, this "
+    "CPU's exponent is 1.0 (compute adds to the memory traffic) and the target's FLOP rate 54 GFLOP/s (the max() "
+    "fit said 0.7 TFLOP/s and hid the compute in a 1.7 ms per-token overhead).",
     "",
 ]
 

@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from advisor.model.acceptance import survival_per_position
-from advisor.model.costmodel import EngineCost
+from advisor.model.costmodel import DEFAULT_SPEC_OVERHEAD_S, EngineCost
 from advisor.model.modelspec import ModelSpec
-from advisor.model.speculative import DEFAULT_SPEC_OVERHEAD_S, Setup, request_times
+from advisor.model.speculative import Setup, request_times
 from advisor.model.truncation import tokens_per_step
 from advisor.verdict import ENABLE_THRESHOLD, rule
 from calibration.validation.run import Run

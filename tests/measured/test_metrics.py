@@ -67,6 +67,42 @@ def test_malformed_or_incomplete_text_is_refused(text, match):
         parse(text, "bad")
 
 
+def _with_value(series: str, value: str) -> str:
+    """The committed server text with one series' value replaced (a line starting with `series`)."""
+    lines = NGRAM_TEXT.splitlines()
+    i = next(i for i, line in enumerate(lines) if line.startswith(series))
+    lines[i] = lines[i].rsplit(" ", 1)[0] + " " + value
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("series", ["vllm:spec_decode_num_drafts_total{",
+                                    "vllm:spec_decode_num_accepted_tokens_total{",
+                                    'vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name='])
+@pytest.mark.parametrize("value", ["NaN", "+Inf", "-Inf", "1e300"])
+@pytest.mark.parametrize("command", [["acceptance", "from-metrics"],
+                                     ["recommend", "--prompt-len", "500", "--out-len", "300", "--metrics"]])
+def test_non_finite_counters_are_one_line_exit_2(series, value, command, tmp_path, capsys):
+    from advisor.cli.app import main
+
+    path = tmp_path / "bad.prom"
+    path.write_text(_with_value(series, value))
+    assert main([*command, str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"specadvisor: error: {path}: vllm:spec_decode_")
+    assert "which no vLLM counter reads" in err
+
+
+def test_a_position_label_that_is_not_a_number_is_named():
+    with pytest.raises(InputError, match="needs a position label 0, 1, 2"):
+        parse(NGRAM_TEXT.replace('position="1"', 'position="one"'), "bad")
+
+
+def test_a_non_finite_temperature_is_refused():
+    counts = _expected_from_get_metrics()
+    with pytest.raises(InputError, match="not a sampling temperature"):
+        parse(render(counts, "run", 0.7).replace("measured_temperature 0.7", "measured_temperature NaN"), "saved")
+
+
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.integers(0, 10_000), min_size=1, max_size=8), st.integers(0, 5000), st.booleans())
 def test_render_then_parse_round_trips(per_pos, extra_drafts, with_steps):

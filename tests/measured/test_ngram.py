@@ -116,6 +116,16 @@ def test_corpus_of_token_ids_gives_the_worked_example_counts(tmp_path):
     assert data["accepted_per_step"] == pytest.approx(1.0) and data["mean_acceptance_length"] == pytest.approx(3.0)
 
 
+def test_the_source_says_where_the_tokens_came_from(tmp_path):
+    # token ids given in the corpus are the model's own: no claim of a rough word-piece stand-in
+    ids = json.loads(runner.invoke(app, NGRAM + ["--corpus", _write(tmp_path / "ids.jsonl", [IDS]),
+                                                 "--format", "json"]).output)["source"]
+    assert "the corpus's own token ids" in ids and "words and punctuation" not in ids
+    mixed = json.loads(runner.invoke(app, NGRAM + ["--corpus", _write(tmp_path / "mixed.jsonl", [IDS, CODE]),
+                                                   "--format", "json"]).output)["source"]
+    assert "the corpus's own token ids" in mixed and "; on text lines, words and punctuation marks" in mixed
+
+
 def test_text_corpus_uses_the_stated_fallback_or_a_local_tokenizer(tmp_path):
     corpus = _write(tmp_path / "code.jsonl", [CODE])
     fallback = runner.invoke(app, NGRAM + ["--corpus", corpus])

@@ -68,23 +68,14 @@ def test_per_position_rejects_bad_vectors(bad):
 
 
 @pytest.mark.parametrize("call", [lambda: acc.alpha_from_rate(1.5, 4), lambda: acc.alpha_from_length(7.0, 4),
-                                  lambda: acc.alpha_from_length(2.0, 0), lambda: acc.from_point(-0.1, "x"),
-                                  lambda: acc.from_task("poetry")])
+                                  lambda: acc.alpha_from_length(2.0, 0), lambda: acc.from_point(-0.1, "x")])
 def test_bad_inputs_raise_input_error(call):
     with pytest.raises(InputError):
         call()
 
 
-def test_task_priors_are_ranges_with_sources():
-    for task, (low, high, source) in acc.TASK_PRIORS.items():
-        assert 0.0 < low < high < 1.0, task
-        assert source
-        prior = acc.from_task(task)
-        assert prior.low == low and prior.high == high and low < prior.alpha < high
-
-
 def test_temperature_lowers_acceptance_and_is_flagged():
-    greedy = acc.from_task("code")
+    greedy = acc.from_point(0.8, "x")
     hot = greedy.at_temperature(1.0, 0.0)
     assert hot.alpha == pytest.approx(greedy.alpha * 0.8)
     assert hot.low < greedy.low and hot.high < greedy.high

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 from advisor import sweeps
 from advisor.advise import advise
 from advisor.cli.app import app, main
+from advisor.render import plots
 from advisor.resolve import AcceptanceInput, build_scenario
 
-pytest.importorskip("matplotlib")
 runner = CliRunner()
 KINDS = ("alpha", "batch", "lengths", "memory")
 SCENARIO = ["--prompt-len", "8000", "--out-len", "200"]
@@ -91,7 +91,7 @@ def test_alpha_sweep_passes_through_the_operating_point(default_advice):
 
 def test_batch_sweep_envelope_turns_at_the_critical_batch():
     a = advise(build_scenario(prompt_len=500, out_len=500, target="llama-3.3-70b-instruct", method="eagle",
-                              gpu="h100-sxm", num_gpus=4, batch=16, acceptance=AcceptanceInput(task="code")))
+                              gpu="h100-sxm", num_gpus=4, batch=16, acceptance=AcceptanceInput(task="chat")))
     assert a.critical_batch is not None and a.critical_batch > 16
     sw = sweeps.batch_sweep(a, max_batch=4 * a.critical_batch)
     below, above = sw.batches <= a.critical_batch, sw.batches > a.critical_batch
@@ -112,8 +112,8 @@ def test_length_map_agrees_with_advise(gpu, batch):
             assert sweeps.CLASS_NAMES[lm.verdict[i, j]] == expected, (p, o)
             if a.memory.fits:
                 assert lm.best_k[i, j] == a.best_k, (p, o)
-                assert lm.vram_blocked[i, j] == (not any(c.ok for c in a.checks if c.name == "vram")
-                                                 and a.best_k == 0), (p, o)
+                # blocked: with the draft loaded no k runs as many requests at once as the baseline does
+                assert lm.vram_blocked[i, j] == (not (a.concurrency[1:] >= a.concurrency[0]).any()), (p, o)
     assert len(set(lm.verdict.ravel().tolist())) >= 2  # the grid crosses at least one verdict boundary
 
 
@@ -136,3 +136,67 @@ def test_memory_split_shows_a_batch_that_does_not_fit():
     for side in (base, spec):
         assert side.max_concurrency < 128 and side.overflow > 0 and side.parts["free KV (headroom)"] == 0
         assert sum(side.parts.values()) == pytest.approx(total_gb, rel=1e-9)  # the part that fits fills the GPU
+
+
+def _overlapping_texts(fig) -> list[tuple[str, str]]:
+    """Pairs of texts in the axes whose drawn boxes overlap (what "10+0.0" was)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for ax in fig.axes for t in ax.texts if t.get_text()]
+    return [(a, b) for i, (a, box_a) in enumerate(boxes) for b, box_b in boxes[i + 1:] if box_a.overlaps(box_b)]
+
+
+def _ends(ax) -> float:
+    return max(p.get_x() + p.get_width() for p in ax.patches if hasattr(p, "get_width"))
+
+
+def test_memory_figure_draws_weights_that_do_not_fit():
+    # Mixtral's 93 GB of bf16 weights on one 96 GB GPU at 90%: no KV cache at all
+    a = advise(build_scenario(prompt_len=200, out_len=8, target="mixtral-8x7b-instruct-v0.1", method="ngram",
+                              acceptance=AcceptanceInput(task="code")))
+    assert not a.memory.fits
+    fig = plots.memory_figure(a)
+    ax = fig.axes[0]
+    total = a.scenario.hardware.memory_bytes / 1e9
+    over = (a.memory.target_weights + a.memory.reserve - a.memory.usable) / 1e9
+    assert "the weights alone do not fit" in fig._suptitle.get_text()
+    texts = [t.get_text() for t in ax.texts]
+    assert sum(f"exceed what vLLM may use by {over:.1f} GB" in t for t in texts) == 2  # both rows say so
+    assert _ends(ax) > total + over - 0.05  # the bars stick out past the GPU by at least the excess
+    assert [t for t in texts if t.endswith("GB over")] == [f" {_ends(ax) - total:.1f} GB over"] * 2
+    assert any(line.get_xdata()[0] == total for line in ax.lines)  # the GPU's end is drawn
+    assert not _overlapping_texts(fig)
+
+
+def test_memory_figure_labels_do_not_overlap_when_the_batch_overflows():
+    a = advise(build_scenario(prompt_len=8000, out_len=500, batch=300, acceptance=AcceptanceInput(task="structured")))
+    fig = plots.memory_figure(a)
+    assert "batch 300 does not fit" in fig._suptitle.get_text()
+    assert not _overlapping_texts(fig)
+
+
+def _hatched_from(ax) -> list[float]:
+    return [p.get_x() if hasattr(p, "get_x") else p.get_xy()[:, 0].min() for p in ax.patches if p.get_hatch()]
+
+
+def test_batch_figure_stops_where_the_baseline_no_longer_fits():
+    a = advise(build_scenario(prompt_len=500, out_len=500, acceptance=AcceptanceInput(task="structured")))
+    sw = sweeps.batch_sweep(a)
+    assert sw.fits_baseline < sw.batches[-1]  # the sweep runs past what memory holds
+    ax = plots.batch_figure(a).axes[0]
+    curves = [line for line in ax.lines if line.get_label().startswith(("k = ", "best k"))]
+    assert len(curves) == len(sw.ks) + 1
+    for line in curves:
+        x, y = (np.asarray(v, dtype=float) for v in line.get_data())
+        assert np.isfinite(y[x <= sw.fits_baseline]).all() and np.isnan(y[x > sw.fits_baseline]).all()
+    assert _hatched_from(ax) == [sw.fits_baseline]
+
+
+def test_batch_figure_says_so_when_not_one_request_fits():
+    a = advise(build_scenario(prompt_len=120000, out_len=100, gpu="rtx-4090", acceptance=AcceptanceInput(task="code")))
+    assert a.memory.max_concurrency_baseline == 0
+    fig = plots.batch_figure(a)
+    assert fig._suptitle.get_text() == "Speedup vs concurrency: not one request fits in memory"
+    ax = fig.axes[0]
+    assert not [line for line in ax.lines if line.get_label().startswith("k = ")]
+    assert _hatched_from(ax) == [0.85]  # all of it

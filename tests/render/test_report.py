@@ -1,6 +1,8 @@
+import pytest
+
 from advisor.advise import advise
 from advisor.recommendation import from_advice
-from advisor.render.report import markdown, text
+from advisor.render.report import COLUMNS, _table_rows, markdown, text
 from advisor.resolve import build_scenario
 
 
@@ -25,3 +27,33 @@ def test_off_verdict_says_speculation_off_and_prints_no_schedule():
     out = text(r, colour=False)
     assert "speculation off" in out and "--speculative-config" not in out and "schedule" not in out
     assert "--speculative-config" not in markdown(r)
+
+
+SHAPES = {
+    "default": {},
+    "calibrated, a long path": dict(target="tiny-llama-target", draft="tiny-llama-draft", gpu="cpu-xeon-icelake-2vcpu",
+                                    prompt_len=256, out_len=64),
+    "eagle on 4 GPUs": dict(target="llama-3.3-70b-instruct", method="eagle", gpu="h100-sxm", num_gpus=4, batch=16),
+    "does not fit": dict(gpu="rtx-4090", prompt_len=120000, out_len=100),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("width", [60, 80, 132])
+def test_text_fits_the_width_and_keeps_the_table_whole(shape, width):
+    r = recommendation(**SHAPES[shape])
+    lines = text(r, colour=False, width=width).splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split() == " ".join(COLUMNS).split())
+    table = lines[header:lines.index("", header)]  # header, rule, one row per k: never wrapped
+    assert len(table) == 2 + len(_table_rows(r)) and sum(line.endswith("  <- best") for line in table) == 1
+    prose = [line for line in lines if line not in table]
+    assert max(map(len, prose)) <= width
+    if width >= 80:  # the table is ~70 columns wide: at 80 everything fits
+        assert max(map(len, table)) <= width
+
+
+def test_text_defaults_to_the_terminal_width(monkeypatch):
+    r = recommendation()
+    monkeypatch.setenv("COLUMNS", "100")
+    wide = text(r, colour=False)
+    assert max(map(len, wide.splitlines())) > 80 and wide == text(r, colour=False, width=100)

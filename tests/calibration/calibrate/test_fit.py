@@ -5,9 +5,9 @@ from dataclasses import fields, replace
 import numpy as np
 import pytest
 
-from advisor.model.costmodel import EngineCost
+from advisor.model.costmodel import DEFAULT_DRAFT_PASS_OVERHEAD_S, EngineCost
 from calibration.calibrate.bench import held_out, plan, predict
-from calibration.calibrate.fit import PARAMS, FitError, fit_cost, measured_time
+from calibration.calibrate.fit import PARAMS, FitError, fit_cost, held_fixed, measured_time, unfitted
 
 CHUNK = 8192
 
@@ -29,15 +29,25 @@ def _params(cost):
     return np.array([getattr(cost, name) for name in PARAMS])
 
 
-def test_every_parameter_a_one_gpu_step_depends_on_is_fitted(llama8b, truth, grid):
-    """EngineCost's metadata decides what is fitted: a parameter left unmarked must not move the benchmark's steps."""
+def test_every_parameter_a_one_gpu_step_depends_on_is_fitted_or_says_why_not(llama8b, truth, grid):
+    """EngineCost's metadata decides what is fitted: a parameter left out must not move the benchmark's steps, or its
+    metadata must say why the grid cannot identify it (a per-layer floor is a constant per step, as the step
+    overhead is; a weight bandwidth apart from the KV one is a constant too)."""
     points, _ = grid
     base = predict(llama8b, truth, points, CHUNK)
+    unseen = {name for name in unfitted(cpu=False)}
+    moving = set()
     for f in fields(EngineCost):
         value = getattr(truth, f.name)
         if f.name not in PARAMS and isinstance(value, float):
             changed = replace(truth, **{f.name: 2 * value + 1e-3})
-            assert np.array_equal(predict(llama8b, changed, points, CHUNK), base), f.name
+            if not np.array_equal(predict(llama8b, changed, points, CHUNK), base):
+                moving.add(f.name)
+    assert moving <= unseen
+    assert {"layer_floor_graph", "layer_floor_piecewise", "kv_bandwidth"} <= moving
+    # what only a speculative step pays never moves one model's steps
+    assert not moving & {"draft_pass_overhead", "spec_overhead", "spec_seq_overhead", "ngram_overhead",
+                         "ngram_seq_overhead"}
 
 
 def test_recovers_the_parameters_within_2_percent(llama8b, truth, grid):
@@ -104,3 +114,23 @@ def test_too_few_points_is_a_fit_error(llama8b, truth, grid):
     few = points[:6]
     with pytest.raises(FitError, match="too few"):
         fit_cost(llama8b, few, predict(llama8b, truth, few, CHUNK), held_out(few), CHUNK)
+
+
+def test_a_cpu_fit_holds_what_does_not_apply_there_and_keeps_what_its_grid_cannot_see(truth):
+    from advisor.model.modelspec import spec_from_config
+    from calibration.engine.tinymodels import TINY_TARGET
+
+    tiny = spec_from_config(TINY_TARGET, "tiny")
+    cpu = EngineCost(bandwidth=8e9, flops=4e10, step_overhead=12e-3, token_overhead=150e-6, seq_overhead=1.5e-3,
+                     multi_token_overhead=9e-3, overlap_exponent=1.0, layer_floor_graph=0.0, layer_floor_piecewise=0.0)
+    points = plan(max_batch=16, max_context=1024, max_k=7, block_size=128, max_batched_tokens=4096)
+    fit = fit_cost(tiny, points, predict(tiny, cpu, points, 4096), held_out(points), 4096, fixed=held_fixed(True))
+    assert fit.cost.layer_floor_graph == fit.cost.layer_floor_piecewise == 0.0  # no CUDA graphs on a CPU
+    assert fit.cost.draft_pass_overhead == DEFAULT_DRAFT_PASS_OVERHEAD_S  # no speculative step timed: default
+    assert fit.cost.kv_bandwidth == fit.cost.bandwidth
+    assert np.allclose(_params(fit.cost), _params(cpu), rtol=0.02)
+    why = unfitted(cpu=True)
+    assert set(why) == {"kv_bandwidth", "floor_exponent", "layer_floor_graph", "layer_floor_piecewise",
+                        "draft_pass_overhead", "spec_overhead", "spec_seq_overhead", "ngram_overhead",
+                        "ngram_seq_overhead"}
+    assert "CPU" in why["layer_floor_graph"] and "CPU" not in unfitted(cpu=False)["layer_floor_graph"]

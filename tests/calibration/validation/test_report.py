@@ -306,7 +306,7 @@ def test_the_verdict_is_the_advisors_rule_on_both_sides(costs):
     # runs a few % faster than the model (still under the threshold) agrees with that verdict, though both gain.
     from advisor.verdict import ENABLE_THRESHOLD
 
-    runs = synthetic_runs(costs, 0.4, ks=(1, 2))
+    runs = synthetic_runs(costs, 0.33, ks=(1, 2))
     d = decisions(runs, compare(runs, costs), costs)[0]
     best = max(d["predicted_e2e"])
     assert 1.0 < best < ENABLE_THRESHOLD / 1.03, best

@@ -1,0 +1,56 @@
+"""benchmarks/datasheet_fit.py: the datasheet defaults against the published rows, and its committed table."""
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def fit_script():
+    spec = importlib.util.spec_from_file_location("datasheet_fit", ROOT / "benchmarks" / "datasheet_fit.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def shipped(fit_script):
+    table = fit_script.rows()
+    return table, fit_script.predictions(table, fit_script.SHIPPED)
+
+
+def test_the_shipped_defaults_are_the_ones_the_script_reports(fit_script):
+    from advisor.model import costmodel
+
+    assert fit_script.SHIPPED["overlap_exponent"] == costmodel.DEFAULT_OVERLAP_EXPONENT
+    assert fit_script.SHIPPED["step_overhead"] == costmodel.DEFAULT_STEP_OVERHEAD_S
+    assert len(fit_script.PARAMS) == len({p.name for p in fit_script.PARAMS})
+
+
+def test_the_shipped_defaults_fit_the_vllm_rows_within_10_percent(shipped):
+    table, predicted = shipped
+    errors = np.array([p / r.published - 1 for r, p in zip(table, predicted)])
+    assert float(np.median(np.abs(errors))) <= 0.10
+    v1 = np.array([r.vllm_v1 for r in table])
+    assert float(np.median(np.abs(errors[v1]))) <= 0.05  # the engine the advisor configures
+
+
+def test_the_committed_table_is_what_the_model_predicts(shipped):
+    """docs/datasheet-fit.md must be current: a cost-model change that moves a row needs the script rerun."""
+    table, predicted = shipped
+    doc = (ROOT / "docs" / "datasheet-fit.md").read_text()
+    for row, value in zip(table, predicted):
+        line = next(line for line in doc.splitlines() if line.startswith(f"| `{row.id}` |"))
+        cells = [c.strip() for c in line.split("|")]
+        assert float(cells[6]) == pytest.approx(value, rel=1e-3), row.id  # the "shipped" column, 4 significant digits
+    summary = re.search(r"\| all expressed rows \| (\d+) \| ([\d.]+)% \|", doc)
+    errors = [p / r.published - 1 for r, p in zip(table, predicted)]
+    assert int(summary.group(1)) == len(table)
+    assert float(summary.group(2)) == pytest.approx(100 * float(np.median(np.abs(errors))), abs=0.05)

@@ -1,0 +1,29 @@
+import pytest
+
+from advisor.errors import InputError
+from advisor.model import priors
+
+
+def test_task_priors_are_ranges_with_sources():
+    for task, (low, high, source) in priors.TASK_PRIORS.items():
+        assert 0.0 < low < high < 1.0, task
+        assert source
+        prior = priors.from_task(task)
+        assert prior.low == low and prior.high == high and low < prior.alpha < high
+        assert prior.prior and prior.match_share == 1.0
+
+
+def test_ngram_has_its_own_priors_for_every_task_with_a_share_of_steps_without_a_match():
+    assert set(priors.NGRAM_PRIORS) == set(priors.TASK_PRIORS)
+    for task, (low, high, share, source) in priors.NGRAM_PRIORS.items():
+        prior = priors.from_ngram_task(task)
+        assert prior.prior and source and 0.0 < share < 1.0 and prior.match_share == share
+        # copying tasks match more often than free text
+        assert prior.alpha <= priors.from_task(task).alpha, task
+    assert priors.NGRAM_PRIORS["code"][2] > priors.NGRAM_PRIORS["chat"][2] > priors.NGRAM_PRIORS["creative"][2]
+
+
+@pytest.mark.parametrize("make", [priors.from_task, priors.from_ngram_task])
+def test_unknown_task_is_one_clear_error(make):
+    with pytest.raises(InputError, match="unknown --task 'poetry'"):
+        make("poetry")
