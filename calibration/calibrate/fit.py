@@ -43,6 +43,9 @@ PARAMS = tuple(f.name for f in GRID)
 # What a step admitting new requests pays on top: s per step (in ms), s per admitted sequence (in µs).
 ADMISSION = (Calibrated(unit=1e-3), Calibrated(unit=1e-6))
 UNKNOWNS = tuple(f.how for f in GRID) + ADMISSION  # x, the vector the solver moves
+# Fitted only when the grid has the points for it (2 per unknown); else held at its default and listed as unfitted.
+# The overlap exponent shapes the step between its memory- and compute-bound ends: the smallest grids barely span it.
+OPTIONAL = ("overlap_exponent",)
 # vLLM dtypes -> advisor.model.modelspec.BYTES_PER_PARAM keys (the weights' bytes per parameter in the cost model)
 WEIGHT_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16"}
 
@@ -63,6 +66,7 @@ class Fit:
     heldout_worst_error: float
     errors: tuple[float, ...]  # predicted/measured - 1 at every point, in input order
     outliers: tuple[int, ...] = ()  # indices of training points left out of the final fit as gross outliers
+    held: tuple[str, ...] = ()  # OPTIONAL parameters held at their defaults: too few points to fit them
 
     def acceptable(self) -> bool:
         return self.heldout_median_error <= MAX_HELDOUT_MEDIAN_ERROR
@@ -79,12 +83,12 @@ def _value(x, how: Calibrated) -> float:
     return float(np.exp(x)) * how.unit if how.log else float(x * how.unit)
 
 
-def _cost(x: np.ndarray, weight_dtype: str, fixed: dict) -> EngineCost:
-    return EngineCost(**fixed, **{f.name: _value(xi, f.how) for f, xi in zip(GRID, x)}, weight_dtype=weight_dtype)
+def _cost(x: np.ndarray, weight_dtype: str, fixed: dict, grid: tuple = GRID) -> EngineCost:
+    return EngineCost(**fixed, **{f.name: _value(xi, f.how) for f, xi in zip(grid, x)}, weight_dtype=weight_dtype)
 
 
-def _admission(x: np.ndarray) -> tuple[float, float]:
-    step, seq = (_value(xi, how) for xi, how in zip(x[len(GRID):], ADMISSION))
+def _admission(x: np.ndarray, grid: tuple = GRID) -> tuple[float, float]:
+    step, seq = (_value(xi, how) for xi, how in zip(x[len(grid):], ADMISSION))
     return step, seq
 
 
@@ -110,7 +114,8 @@ def measured_time(model: ModelSpec, cost: EngineCost, admission: tuple[float, fl
     return predict(model, cost, points, chunk_tokens) + admitted * (admission[0] + admission[1] * batch)
 
 
-def _starts(model: ModelSpec, points: list[Point], times: np.ndarray, weight_dtype: str) -> list[np.ndarray]:
+def _starts(model: ModelSpec, points: list[Point], times: np.ndarray, weight_dtype: str,
+            grid: tuple = GRID) -> list[np.ndarray]:
     """Initial guesses from the data's extremes: the fastest step bounds the overhead, the weights streamed in the
     fastest step bound the bandwidth, the largest step's FLOPs bound the FLOP rate. Spread ×/÷ 4 around them,
     because the roofline's (smooth) max makes the landscape nearly piecewise and one start can settle on the wrong
@@ -122,7 +127,7 @@ def _starts(model: ModelSpec, points: list[Point], times: np.ndarray, weight_dty
     flops = tokens[biggest] * float(model.flops_per_token(points[biggest].context)) / float(times[biggest])
     guesses = [{"bandwidth": bw, "flops": fl, "step_overhead": share * fastest}
                for bw in (bandwidth, bandwidth * 4) for fl in (flops, flops * 4) for share in (0.2, 0.6)]
-    return [np.array([_unknown(guess[f.name], f.how) if f.name in guess else f.how.start for f in GRID]
+    return [np.array([_unknown(guess[f.name], f.how) if f.name in guess else f.how.start for f in grid]
                      + [how.start for how in ADMISSION]) for guess in guesses]
 
 
@@ -138,23 +143,27 @@ def fit_cost(model: ModelSpec, points: list[Point], times, heldout: list[bool], 
              weight_dtype: str = "bf16", fixed: dict | None = None) -> Fit:
     """Least-squares fit of the EngineCost parameters the grid identifies (`GRID`), and the admission cost, to
     `times` (seconds, one per point) on the points not held out; errors reported on both sets. `fixed`: values of
-    other EngineCost fields (default: theirs)."""
+    other EngineCost fields (default: theirs). With fewer than two training points per unknown, the OPTIONAL ones
+    are held at their defaults (`Fit.held`) before the fit is refused."""
     fixed = dict(fixed or {})
     times = np.asarray(times, dtype=float)
     heldout = np.asarray(heldout, dtype=bool)
     if len(points) != len(times) or len(points) != len(heldout):
         raise ValueError("fit_cost: points, times and heldout must have the same length")
     train = ~heldout
-    if train.sum() < 2 * len(UNKNOWNS) or heldout.sum() < 2:
+    kept = OPTIONAL if train.sum() < 2 * len(UNKNOWNS) else ()
+    grid = tuple(f for f in GRID if f.name not in kept)
+    unknowns = tuple(f.how for f in grid) + ADMISSION
+    if train.sum() < 2 * len(unknowns) or heldout.sum() < 2:
         raise FitError(f"too few measured points to fit ({int(train.sum())} to fit, {int(heldout.sum())} held out): "
                        "widen the grid (--max-batch, --max-context) or raise --budget-seconds")
     if np.any(~np.isfinite(times)) or np.any(times <= 0):
         raise FitError("some measured times are not positive numbers: the raw data is corrupt")
-    lower = [np.log(how.bounds[0]) if how.log else how.bounds[0] for how in UNKNOWNS]
-    upper = [np.log(how.bounds[1]) if how.log else how.bounds[1] for how in UNKNOWNS]
+    lower = [np.log(how.bounds[0]) if how.log else how.bounds[0] for how in unknowns]
+    upper = [np.log(how.bounds[1]) if how.log else how.bounds[1] for how in unknowns]
 
     def model_at(x: np.ndarray, chosen: list[Point]) -> np.ndarray:
-        return measured_time(model, _cost(x, weight_dtype, fixed), _admission(x), chosen, chunk_tokens)
+        return measured_time(model, _cost(x, weight_dtype, fixed, grid), _admission(x, grid), chosen, chunk_tokens)
 
     def solve(use: np.ndarray, starts: list[np.ndarray]):
         chosen = [p for p, u in zip(points, use) if u]
@@ -163,15 +172,15 @@ def fit_cost(model: ModelSpec, points: list[Point], times, heldout: list[bool], 
                                  max_nfev=2000) for x0 in starts]
         return min(results, key=lambda r: r.cost)
 
-    best = solve(train, _starts(model, points, times, weight_dtype))
+    best = solve(train, _starts(model, points, times, weight_dtype, grid))
     dropped = outliers(np.abs(np.log(model_at(best.x, points) / times)), train)
-    if dropped.any() and (train & ~dropped).sum() >= 2 * len(UNKNOWNS):
+    if dropped.any() and (train & ~dropped).sum() >= 2 * len(unknowns):
         best = solve(train & ~dropped, [best.x])
     else:
         dropped = np.zeros_like(train)
     errors = model_at(best.x, points) / times - 1.0
     held, fitted = np.abs(errors[heldout]), np.abs(errors[train & ~dropped])
-    return Fit(cost=_cost(best.x, weight_dtype, fixed), admission=_admission(best.x),
+    return Fit(cost=_cost(best.x, weight_dtype, fixed, grid), admission=_admission(best.x, grid), held=kept,
                train_median_error=float(np.median(fitted)), train_worst_error=float(fitted.max()),
                heldout_median_error=float(np.median(held)), heldout_worst_error=float(held.max()),
                errors=tuple(float(e) for e in errors), outliers=tuple(int(i) for i in np.flatnonzero(dropped)))
@@ -202,7 +211,9 @@ def fit_profile(profile: prof.Profile, specs: dict, path: Path | None = None) ->
             admission_step=fit.admission[0], admission_seq=fit.admission[1],
             train_median_error=fit.train_median_error, train_worst_error=fit.train_worst_error,
             heldout_median_error=fit.heldout_median_error, heldout_worst_error=fit.heldout_worst_error,
-            outliers=[points[i].key for i in fit.outliers], unfitted=unfitted(cpu))
+            outliers=[points[i].key for i in fit.outliers],
+            unfitted={**unfitted(cpu), **{name: f"{sum(not m.heldout for m in run.points)} points to fit: too few for "
+                                                "it as well" for name in fit.held}})
         if not fit.acceptable():
             spread = max(bench.summary(m.samples)[1] for m in run.points)
             problems.append(f"{role} held-out median error {100 * fit.heldout_median_error:.0f}% is over "

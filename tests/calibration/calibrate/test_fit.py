@@ -134,3 +134,15 @@ def test_a_cpu_fit_holds_what_does_not_apply_there_and_keeps_what_its_grid_canno
                         "draft_pass_overhead", "spec_overhead", "spec_seq_overhead", "ngram_overhead",
                         "ngram_seq_overhead"}
     assert "CPU" in why["layer_floor_graph"] and "CPU" not in unfitted(cpu=False)["layer_floor_graph"]
+
+
+def test_a_small_grid_holds_the_overlap_exponent_rather_than_refusing(llama8b, truth):
+    # batch up to 4: 17 training points, two short of two per unknown; without the exponent there are enough
+    points = plan(max_batch=4, max_context=512, max_k=7, block_size=16, max_batched_tokens=CHUNK)
+    held = held_out(points)
+    assert 2 * (len(PARAMS) + 2) > len(points) - sum(held) >= 2 * (len(PARAMS) + 1)
+    fit = fit_cost(llama8b, points, predict(llama8b, truth, points, CHUNK), held, CHUNK)
+    assert fit.held == ("overlap_exponent",) and fit.cost.overlap_exponent == truth.overlap_exponent
+    assert fit.heldout_worst_error < 0.01
+    big = plan(max_batch=64, max_context=4096, max_k=7, block_size=16, max_batched_tokens=CHUNK)
+    assert fit_cost(llama8b, big, predict(llama8b, truth, big, CHUNK), held_out(big), CHUNK).held == ()
