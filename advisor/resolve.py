@@ -88,7 +88,7 @@ def default_draft(target: ModelSpec, method: str) -> str | None:
     the largest same-family profile at most 1/8 of the target's size (smaller drafts are cheaper but accept less)."""
     if method == "ngram":
         return None
-    drafts: list[tuple[int, str]] = []  # same family and vocabulary, at most a third of the target's size
+    drafts: list[tuple[int, int, str]] = []  # (params, context, name): same family and vocabulary, <= 1/3 the size
     for name in names("models"):
         candidate = load_model(name)
         if candidate.family != target.family or candidate.vocab_size != target.vocab_size:
@@ -96,14 +96,14 @@ def default_draft(target: ModelSpec, method: str) -> str | None:
         if method == "eagle" and candidate.kind == "eagle_head" and slug(candidate.trained_for) == slug(target.name):
             return name
         if method == "draft_model" and candidate.kind == "model" and candidate.total_params * 3 <= target.total_params:
-            drafts.append((candidate.total_params, name))
+            drafts.append((candidate.total_params, candidate.max_context or 0, name))
     if not drafts:
         raise InputError(f"no {'EAGLE head' if method == 'eagle' else 'draft model'} profile matches "
                          f"{target.name}: pass --draft NAME|DIR")
     # Smaller drafts are cheaper but accept less: the largest at most 1/8 of the target (a 1B for an 8B's size
-    # class, an 8B for a 70B), else the smallest of the family (a 2B for a 9B).
+    # class, an 8B for a 70B), else the smallest of the family (a 2B for a 9B); among equals, the longest context.
     small = [d for d in drafts if d[0] * 8 <= target.total_params]
-    return max(small)[1] if small else min(drafts)[1]
+    return max(small)[2] if small else min(drafts, key=lambda d: (d[0], -d[1]))[2]
 
 
 def check_pair(target: ModelSpec, draft: ModelSpec | None, method: str, tp: int, tp_flag: str = "") -> None:
