@@ -88,8 +88,9 @@ def checks(s: Scenario, m: MemoryBudget, break_even_alpha: float | None, ranges:
         f"KV {m.kv_per_token_baseline / 1e3:.0f} -> {m.kv_per_token_spec / 1e3:.0f} KB/token; "
         f"max concurrency at {m.tokens_per_sequence} tokens/request: {m.max_concurrency_baseline} "
         f"-> {m.max_concurrency_spec} with speculation (batch {s.batch})")
-    if m.fits and binding(s, conc, shown):
-        vram_detail += f"; {binding(s, conc, shown)}"
+    bound = binding(s, conc, shown) if m.fits else ""
+    if bound:
+        vram_detail += f"; {bound}"
     pays = any(lo <= s.batch <= hi for lo, hi in ranges)
     where = f"decoding gains at batches {_ranges(ranges)}" if ranges else "decoding gains at no batch"
     limit = max(m.max_concurrency_spec, s.batch)

@@ -80,7 +80,7 @@ def validate_command(*, out: str, scales: str, ks: str, batches: str, prompt_len
         if (out_dir / "validation.json").exists():
             raise InputError(f"{out_dir / 'validation.json'} exists: pass --resume to continue it, or another --out")
         load_before = os.getloadavg()
-        device = _device()
+        device = system_info()
         measured = run_grid(grid, progress=_progress, saved=lambda m: _write_measurements(
             out_dir, grid, m.runs, {"engine": m.engine, "measured": _now(), "device": device, "partial": True}))
         meta = {"engine": measured.engine, "measured": _now(), "device": device,
@@ -95,7 +95,7 @@ def measure_more(grid: Grid, measured: Measured, meta: dict, more: int, out_dir:
     pairs and prompts: same seed). When they ran is logged in meta["more_passes"]: a machine that changed in
     between shows as a larger pass spread."""
     grid = replace(grid, passes=grid.passes + more)
-    load_before, device = os.getloadavg(), _device()
+    load_before, device = os.getloadavg(), system_info()
 
     def with_log(m: Measured, **fields) -> dict:
         engines = (len(m.runs) - len(measured.runs)) // grid.runs_per_engine()
@@ -160,10 +160,6 @@ def read_measurements(path: str) -> tuple[Grid, Measured, dict]:
     runs = [Run(**{**r, "per_position": tuple(r["per_position"])}) for r in doc["runs"]]
     meta = {k: doc[k] for k in ("engine", "measured", "device", "load_average", "more_passes") if k in doc}
     return grid, Measured(runs=runs), meta
-
-
-def _device() -> dict:
-    return system_info()
 
 
 def _plain(value):
