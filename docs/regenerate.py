@@ -115,6 +115,23 @@ def _review_alone_ttft_ms(workload: str, deployment: str) -> str:
     return f"{_review().cell(workload, deployment).base.best.ttft * 1e3:.0f}"
 
 
+@cache
+def _validation() -> dict:
+    return json.loads((ROOT / "docs/validation/validation.json").read_text())["summary"]
+
+
+@cache
+def _fit(path: str, role: str) -> dict:
+    return json.loads((ROOT / path).read_text())[role]["fit"]
+
+
+SHIPPED_CALIBRATION = "profiles/calibrations/cpu-xeon-icelake-2vcpu__tiny-llama-target__tiny-llama-draft.json"
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
 # Inline numbers: name -> how the program says it. The README's sentences around them stay as written.
 VALUES = {
     "default.tpot": lambda: f"{_json(DEFAULT)['speedup']['tpot']:.2f}x",
@@ -128,6 +145,12 @@ VALUES = {
     "review.h100.spec": lambda: _review_gpus("4x-h100", "spec"),
     "review.completion_a100.ttft_ms": lambda: _review_alone_ttft_ms("completion", "8x-a100"),
     "review.agent_a100.extra_gpus": lambda: _review_extra_gpus("agent-edits", "8x-a100"),
+    **{f"calibration.{role}.{kind}": (lambda role=role, kind=kind:
+                                      _pct(_fit(SHIPPED_CALIBRATION, role)[f"heldout_{kind}_error"]))
+       for role in ("target", "draft") for kind in ("median", "worst")},
+    **{f"validation.{name}": (lambda name=name: _pct(_validation()[name]))
+       for name in ("tpot_median_abs_error", "tpot_p90_abs_error", "k_choice_agreement", "verdict_agreement",
+                    "gain_agreement", "draft_model_k_choice_agreement", "draft_model_verdict_agreement")},
 }
 
 # The README's pictures: file -> the command that draws it (and, for a review, which of its pictures).

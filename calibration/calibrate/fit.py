@@ -12,8 +12,8 @@ should weigh the same on a 5 ms decode step as on a 2 s prefill. A robust loss (
 The unknowns are EngineCost's fitted fields (their metadata says in which unit, bounds and start), then the
 admission cost, which only the benchmark pays.
 
-A profile's fit (`fit_profile`) takes every model's points at the median of its rounds and is judged on its
-held-out points: saved as "fitted" when every model's held-out median error is within MAX_HELDOUT_MEDIAN_ERROR, else
+A profile's fit (`fit_profile`) takes every model's points at their time with the drift between rounds taken out
+(`rounds.point_times`) and is judged on its held-out points: saved as "fitted" when every model's held-out median error is within MAX_HELDOUT_MEDIAN_ERROR, else
 as "unfit" with the reason; the raw samples are kept either way, so a fit can be redone (`fit_profile` again) or more
 rounds added with `calibrate --repeats N --resume`.
 """
@@ -33,6 +33,7 @@ from calibration.calibrate import bench
 from calibration.calibrate import profile_file as prof
 from calibration.calibrate.bench import Point, predict
 from calibration.calibrate.measure import point_of
+from calibration.calibrate.rounds import point_times
 
 MAX_HELDOUT_MEDIAN_ERROR = 0.15  # refuse to save a fit that misses unseen shapes by more than this (median)
 LOSS_SCALE = 0.05  # residuals (log-ratios) beyond ~5% count linearly, not quadratically
@@ -200,7 +201,7 @@ def fit_profile(profile: prof.Profile, specs: dict, path: Path | None = None) ->
         points = [point_of(m) for m in run.points]
         dtype = WEIGHT_DTYPES.get(str(run.engine.get("dtype", "bfloat16")), "bf16")
         try:
-            fit = fit_cost(specs[role], points, [float(np.median(m.samples)) for m in run.points],
+            fit = fit_cost(specs[role], points, point_times([m.samples for m in run.points]),
                            [m.heldout for m in run.points], run.chunk_tokens, weight_dtype=dtype,
                            fixed=held_fixed(cpu))
         except FitError as exc:

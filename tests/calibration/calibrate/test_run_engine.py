@@ -24,7 +24,9 @@ DRAFT = llama_config(hidden=128, layers=2, heads=4, kv_heads=2, intermediate=352
 KILL_AFTER_SAMPLES = 8  # target samples saved before the first run is killed
 # Medians of at least 7 rounds. The tiny draft's held-out error reached 12.6% with 3 rounds, 13.2% with 5 and 14.6%
 # with 7 in CI runs: more rounds did not help because its whole grid took ~3 s, short enough for one burst of load
-# to reach every round. Rounds now continue until each model has been measured for calibrate's --min-seconds.
+# to reach every round. Rounds now continue until each model has been measured for calibrate's --min-seconds, and
+# the fit takes out the drift between rounds (the target missed by 12.8% in one CI run where whole rounds ran ~30%
+# apart; calibration/calibrate/rounds.py).
 REPEATS = "7"
 
 
