@@ -82,11 +82,12 @@ def _side(setup, E, shape: cap.Shape, w: Workload, d: Deployment, budget_at, max
     E = E[:max_k + 1]
     speculative = max_k > 0
     # The schedule's largest k sets the lookahead slots each sequence holds, so size memory at that k.
-    probe = cap.load_curve(setup, E, shape, d.max_num_seqs, speculative)
+    seqs = setup.target_cost.max_num_seqs  # the deployment's, else vLLM's default for the GPU class
+    probe = cap.load_curve(setup, E, shape, seqs, speculative)
     held = budget_at(int(probe.k.max()))
     fits = held.max_concurrency_spec if speculative else held.max_concurrency_baseline
-    limit = min(fits, d.max_num_seqs)
-    bound = f"KV cache ({fits} sequences)" if fits < d.max_num_seqs else f"max_num_seqs ({d.max_num_seqs})"
+    limit = min(fits, seqs)
+    bound = f"KV cache ({fits} sequences)" if fits < seqs else f"max_num_seqs ({seqs})"
     curve = cap.load_curve(setup, E, shape, limit, speculative) if limit >= 1 else probe
     best = cap.sustainable(curve, w.slo.ttft_ms / 1e3, w.slo.tpot_ms / 1e3, bound) if limit >= 1 else \
         cap.Sustainable(0, 0.0, float("nan"), float("nan"), 0, "does not fit")
@@ -113,7 +114,7 @@ def review_pair(w: Workload, d: Deployment, base_dir: Path) -> Cell:
             prompt_len=round(p_mean), out_len=max(round(o_mean), 1), temperature=w.temperature,
             acceptance=_acceptance(w, base_dir), gpu_memory_utilization=d.gpu_memory_utilization,
             calibration=None if d.calibration is None else str(base_dir / d.calibration),
-            read_metrics=acceptance_from_metrics,
+            max_num_seqs=d.max_num_seqs, read_metrics=acceptance_from_metrics,
             tp_flag=f"tensor_parallel = {d.tensor_parallel} (deployment {d.name!r})")
     except InputError as exc:
         return Cell(w.name, d.name, "error", str(exc), (str(exc),))

@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from advisor.errors import InputError
-from advisor.vllm import MAX_K, MAX_NUM_SEQS
+from advisor.vllm import MAX_K
 
 
 class Strict(BaseModel):
@@ -105,7 +105,8 @@ class Deployment(Strict):
     method: Literal["draft_model", "ngram", "eagle"] = "draft_model"
     usd_per_gpu_hour: float | None = Field(None, ge=0)
     gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
-    max_num_seqs: int = Field(MAX_NUM_SEQS, gt=0)  # vLLM's default; caps concurrency per replica
+    # caps concurrency per replica; None: what `vllm serve` sets for the GPU's class (advisor.vllm.batch_defaults)
+    max_num_seqs: int | None = Field(None, gt=0)
     calibration: str | None = None  # calibration profile from `specadvisor calibrate`, relative to the plan
 
 

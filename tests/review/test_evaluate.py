@@ -236,3 +236,34 @@ def test_metrics_acceptance_that_cannot_be_read_is_reported_on_its_workload(tmp_
         cell = r.cell("tight", d)
         assert cell.recommendation == "error" and ("missing.prom" in cell.reason or "metrics" in cell.reason)
     assert r.cell("huge-prompts", "typo").recommendation != "error"  # the other workload still gets its review
+
+
+MANY_SHORT = """
+[[workload]]
+name = "many-short"
+rate = 400
+prompt = { mean = 200 }
+output = { mean = 100 }
+acceptance = { alpha = 0.7 }
+slo = { ttft_ms = 5000, tpot_ms = 200 }
+
+[[deployment]]
+name = "h200"
+gpu = "h200"
+count = 1
+target = "llama-3.2-1b-instruct"
+method = "ngram"
+{extra}
+"""
+
+
+def test_a_deployment_serves_as_many_sequences_as_vllm_serve_would_on_its_gpu(tmp_path):
+    # An H200 (141 GB, >= 70 GiB, not an A100) gets max_num_seqs 1024 from `vllm serve` (advisor.vllm.batch_defaults);
+    # a 1B model's KV cache holds far more, so the class default, not 256, must bind, unless the plan sets one.
+    plan = tmp_path / "plan.toml"
+    plan.write_text(MANY_SHORT.replace("{extra}", ""))
+    cell = review(load_plan(plan), plan).cell("many-short", "h200")
+    assert cell.base.best.bound == "max_num_seqs (1024)", cell.base.best
+    plan.write_text(MANY_SHORT.replace("{extra}", "max_num_seqs = 256"))
+    cell = review(load_plan(plan), plan).cell("many-short", "h200")
+    assert cell.base.best.bound == "max_num_seqs (256)", cell.base.best
