@@ -10,8 +10,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("advisor", "calibration")
 # Where an import may sit inside a function: the CLI (start-up stays fast: each command pays only for its own
-# imports), and the engine layer's vLLM import (optional: `pip install .` has no vLLM, and it takes seconds).
-LAZY_IMPORTS_ALLOWED = ("advisor/cli/", "calibration/engine/vllm_engine.py")
+# imports), the engine layer's vLLM import and the test pairs' torch (optional: `pip install .` has neither, and
+# they take seconds; `validate --from-json` re-analyses without them).
+LAZY_IMPORTS_ALLOWED = ("advisor/cli/", "calibration/engine/vllm_engine.py", "calibration/engine/testpair.py")
 
 
 def _modules() -> dict[str, Path]:

@@ -17,9 +17,6 @@ import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import torch
-from safetensors.torch import save_file
-
 from advisor.errors import InputError
 from calibration.engine.tinymodels import llama_config
 
@@ -93,6 +90,8 @@ def target_weights(spec: PairSpec) -> dict:
     then multiplied by spec.scale. Embeddings are N(0, 1): RMSNorm rescales the stream anyway. The LM head is
     N(0, logit_scale² / hidden) so the logits of a unit-RMS state have std logit_scale.
     """
+    import torch  # only the weights need torch: a pair's configs (`write_configs`) are plain JSON
+
     a = spec.arch
     gen = torch.Generator().manual_seed(spec.seed)
     head_dim = a.hidden_size // a.num_heads
@@ -126,9 +125,12 @@ def _draft_weights(target: dict, draft_layers: int) -> dict:
     return {k: v.clone() for k, v in keep.items()}
 
 
-def _write_model(directory: Path, config: dict, weights: dict) -> None:
+def _write_model(directory: Path, config: dict, weights: dict | None) -> None:
     directory.mkdir(parents=True, exist_ok=False)
-    save_file(weights, str(directory / "model.safetensors"), metadata={"format": "pt"})
+    if weights is not None:
+        from safetensors.torch import save_file  # with torch, only where weights are written
+
+        save_file(weights, str(directory / "model.safetensors"), metadata={"format": "pt"})
     (directory / "config.json").write_text(json.dumps(config, indent=2) + "\n")
 
 
@@ -146,3 +148,13 @@ def make_pair(out: str | Path, spec: PairSpec) -> TestPair:
     _write_model(draft_dir, hf_config(spec.arch, spec.draft_layers), _draft_weights(weights, spec.draft_layers))
     (out / "pair.json").write_text(json.dumps(asdict(spec), indent=2) + "\n")
     return TestPair(target_dir, draft_dir, spec)
+
+
+def write_configs(out: str | Path, spec: PairSpec) -> TestPair:
+    """Only the pair's config.json files, no weights (and no torch): enough for what depends on the architecture
+    alone, such as the cost model's predictions in `validate --from-json`."""
+    out = Path(out)
+    pair = TestPair(out / "target", out / "draft", spec)
+    _write_model(pair.target_dir, hf_config(spec.arch, spec.arch.num_layers), None)
+    _write_model(pair.draft_dir, hf_config(spec.arch, spec.draft_layers), None)
+    return pair

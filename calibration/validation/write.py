@@ -21,7 +21,7 @@ from advisor.profiles.catalog import load_hardware, load_model
 from advisor.render.plot_style import save
 from calibration.calibrate.bench import system_info
 from calibration.calibrate.machine import detect_hardware
-from calibration.engine.testpair import PairSpec, make_pair
+from calibration.engine.testpair import PairSpec, write_configs
 from calibration.validation.markdown import markdown
 from calibration.validation.plots import alpha_figure, parity_figure
 from calibration.validation.report import Costs, analyse
@@ -127,7 +127,7 @@ def _now() -> str:
 def grid_costs(grid: Grid, calibration: str | None) -> Costs:
     """The calibrated costs of the grid's test pair (every pair of a grid has the same architecture)."""
     with tempfile.TemporaryDirectory() as scratch:  # configs only: the costs depend on the architecture
-        pair = make_pair(scratch, PairSpec(scale=grid.scales[0], draft_layers=grid.draft_layers, seed=grid.seed))
+        pair = write_configs(scratch, PairSpec(scale=grid.scales[0], draft_layers=grid.draft_layers, seed=grid.seed))
         return load_costs(calibration, pair.target_dir, pair.draft_dir)
 
 
