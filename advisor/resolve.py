@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 from advisor.errors import InputError
+from advisor.methods import TEXT_LOOKUP, canonical
 from advisor.model import acceptance as acc_mod
 from advisor.model import priors
 from advisor.model.acceptance import Acceptance
 from advisor.model.costmodel import DEFAULT_BANDWIDTH_EFFICIENCY, DEFAULT_FLOPS_EFFICIENCY, EngineCost
+from advisor.model.drafters import mtp_head
 from advisor.model.hardware import Hardware
 from advisor.model.modelspec import ModelSpec
-from advisor.model.speculative import METHODS, Setup
+from advisor.model.quantization import (
+    CheckpointQuantization,
+    compute_dtype,
+    kv_bytes_per_element,
+    served_weight_dtype,
+)
+from advisor.model.speculative import Setup
 from advisor.profiles.calibrated import costs_for
 from advisor.profiles.catalog import load_hardware, load_model, names, slug
 from advisor.profiles.localgpu import resolve_gpu
@@ -43,7 +51,7 @@ def resolve_acceptance(inp: AcceptanceInput, temperature: float, read_metrics: M
                        method: str = "draft_model") -> Acceptance:
     """The one Acceptance the flags describe. --metrics is read by `read_metrics` (the caller passes
     `measured.from_metrics.acceptance_from_metrics`: it imports scipy, which nothing else here needs). With
-    nothing measured, a task prior: n-gram lookup has its own (`priors.NGRAM_PRIORS`)."""
+    nothing measured, the method's prior (`priors.for_method`: n-gram lookups and MTP layers have their own)."""
     given = [name for name, value in (("--alpha", inp.alpha), ("--acceptance-rate", inp.rate),
                                       ("--acceptance-length", inp.length), ("--acceptance-per-pos", inp.per_position),
                                       ("--task", inp.task), ("--metrics", inp.metrics)) if value is not None]
@@ -77,53 +85,64 @@ def resolve_acceptance(inp: AcceptanceInput, temperature: float, read_metrics: M
     else:
         # Priors describe greedy decoding, so they are carried from T = 0 to the served temperature.
         task = inp.task or DEFAULT_TASK
-        prior = priors.from_ngram_task(task) if method == "ngram" else priors.from_task(task)
+        prior = priors.for_method(method, task)
         return prior.at_temperature(temperature, 0.0)
     measured_at = temperature if inp.measured_temperature is None else inp.measured_temperature
     return found.at_temperature(temperature, measured_at)
 
 
 def default_draft(target: ModelSpec, method: str) -> str | None:
-    """The draft a user would most likely pair: for EAGLE, the head trained for this target; for a draft model,
-    the largest same-family profile at most 1/8 of the target's size (smaller drafts are cheaper but accept less)."""
-    if method == "ngram":
+    """The draft a user would most likely pair: for EAGLE, the head trained for this target (eagle3: an EAGLE-3
+    head); for a draft model, the largest same-family profile at most 1/8 of the target's size (an MoE's active
+    size; smaller drafts are cheaper but accept less). A text lookup and an MTP layer need no profile (None)."""
+    if method in TEXT_LOOKUP or method == "mtp":
         return None
     drafts: list[tuple[int, int, str]] = []  # (params, context, name): same family and vocabulary, <= 1/3 the size
+    # A draft's pass costs its whole weights; an MoE target's step reads only the experts its tokens touch, so it is
+    # sized against the target's active parameters (a 30B-A3B is a 3B-class target for a dense draft).
+    size = target.active_params + target.embedding_params if target.moe_layers else target.total_params
     for name in names("models"):
         candidate = load_model(name)
         if candidate.family != target.family or candidate.vocab_size != target.vocab_size:
             continue
-        if method == "eagle" and candidate.kind == "eagle_head" and slug(candidate.trained_for) == slug(target.name):
+        if (method in ("eagle", "eagle3") and candidate.kind == "eagle_head" and (method == "eagle" or
+                                                                                 candidate.is_eagle3)
+                and slug(candidate.trained_for) == slug(target.name)):
             return name
-        if method == "draft_model" and candidate.kind == "model" and candidate.total_params * 3 <= target.total_params:
+        if method == "draft_model" and candidate.kind == "model" and candidate.total_params * 3 <= size:
             drafts.append((candidate.total_params, candidate.max_context or 0, name))
     if not drafts:
-        raise InputError(f"no {'EAGLE head' if method == 'eagle' else 'draft model'} profile matches "
+        what = {"eagle": "EAGLE head", "eagle3": "EAGLE-3 head"}.get(method, "draft model")
+        raise InputError(f"no {what} profile matches "
                          f"{target.name}: pass --draft NAME|DIR")
     # Smaller drafts are cheaper but accept less: the largest at most 1/8 of the target (a 1B for an 8B's size
     # class, an 8B for a 70B), else the smallest of the family (a 2B for a 9B); among equals, the longest context.
-    small = [d for d in drafts if d[0] * 8 <= target.total_params]
+    small = [d for d in drafts if d[0] * 8 <= size]
     return max(small)[2] if small else min(drafts, key=lambda d: (d[0], -d[1]))[2]
 
 
 def check_pair(target: ModelSpec, draft: ModelSpec | None, method: str, tp: int, tp_flag: str = "") -> None:
     """Refuse what vLLM would refuse to load. `tp_flag` names where the GPU count came from (default --num-gpus)."""
-    if method not in METHODS:
-        raise InputError(f"unknown --method {method!r}; choose one of {', '.join(METHODS)}")
+    method = canonical(method)
     if target.num_heads % tp or (draft is not None and draft.num_heads % tp):
         raise InputError(f"{tp_flag or f'--num-gpus {tp}'} must divide the attention heads ({target.num_heads} in "
                          f"{target.name}" + (f", {draft.num_heads} in {draft.name})" if draft is not None else ")"))
     if draft is None:
         return
-    if method == "eagle" and draft.kind != "eagle_head":
-        raise InputError(f"--method eagle needs an EAGLE head as --draft, and {draft.name} is a full model")
-    if method == "eagle" and (draft.hidden_size, draft.vocab_size) != (target.hidden_size, target.vocab_size):
+    if method in ("eagle", "eagle3") and draft.kind != "eagle_head":
+        raise InputError(f"--method {method} needs an EAGLE head as --draft, and {draft.name} is a full model")
+    if method == "eagle3" and not draft.is_eagle3:
+        raise InputError(f"{draft.name} is an EAGLE-1 head (no reduced draft vocabulary, draft_vocab_size): use "
+                         "--method eagle")
+    if method in ("eagle", "eagle3") and (draft.hidden_size, draft.vocab_size) != (target.hidden_size, target.vocab_size):
         raise InputError(f"{draft.name} is an EAGLE head for hidden size {draft.hidden_size} and a "
                          f"{draft.vocab_size}-token vocabulary, but {target.name} has {target.hidden_size} and "
                          f"{target.vocab_size}: vLLM cannot load it on this target; pass the head trained for "
                          f"{target.name} (--draft)")
     if method == "draft_model" and draft.kind == "eagle_head":
         raise InputError(f"{draft.name} is an EAGLE head: use --method eagle")
+    if draft.kind == "mtp_head" and method != "mtp":
+        raise InputError(f"{draft.name} is an MTP layer: use --method mtp")
     if draft.kind == "model" and draft.total_params >= target.total_params:
         raise InputError(f"the draft ({draft.name}, {draft.total_params / 1e9:.2f}B) is not smaller than the target "
                          f"({target.name}, {target.total_params / 1e9:.2f}B): swap them, or pick a smaller draft")
@@ -137,19 +156,22 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
                    gpu: str = DEFAULT_GPU, num_gpus: int = 1, batch: int = 1, prompt_len: int, out_len: int,
                    temperature: float = 0.0, k: int | None = None, gpu_memory_utilization: float = 0.9,
                    acceptance: AcceptanceInput = AcceptanceInput(), cost_ratio: float | None = None,
-                   calibration: str | None = None, weight_dtype: str = "bf16",
-                   max_num_seqs: int | None = None, max_num_batched_tokens: int | None = None,
+                   calibration: str | None = None, weight_dtype: str | None = None,
+                   quantization: str | None = None, draft_quantization: str | None = None,
+                   kv_cache_dtype: str = "auto", max_num_seqs: int | None = None, max_num_batched_tokens: int | None = None,
                    read_metrics: MetricsReader | None = None, tp_flag: str = "", k_limit: int | None = None) -> Scenario:
     """The Scenario the flags describe, or one InputError line naming what vLLM (or the model) would refuse."""
-    if method not in METHODS:
-        raise InputError(f"unknown --method {method!r}; choose one of {', '.join(METHODS)}")
+    method = canonical(method)  # vLLM's MTP aliases (deepseek_mtp, ...) are its "mtp", as pasted
     if num_gpus < 1:
         raise InputError(f"--num-gpus must be at least 1, got {num_gpus}")
     if cost_ratio is not None and not 0.0 < cost_ratio < 10.0:
         raise InputError(f"--cost-ratio (draft step / target step) must be in (0, 10), got {cost_ratio}")
-    if method == "ngram" and draft is not None:
-        raise InputError(f"--method ngram drafts from the text itself and takes no --draft ({draft}): drop it, or "
-                         "use --method draft_model")
+    if method in TEXT_LOOKUP and draft is not None:
+        raise InputError(f"--method {method} drafts from the text itself and takes no --draft ({draft}): drop it, "
+                         "or use --method draft_model")
+    if method == "mtp" and draft is not None:
+        raise InputError(f"--method mtp drafts with the target's own MTP layers and takes no --draft ({draft}): "
+                         "drop it")
     target_spec = load_model(target)
     if target_spec.kind == "eagle_head":
         raise InputError(f"{target_spec.name} is an EAGLE draft head, not a target model")
@@ -159,7 +181,12 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
                          f"{target_spec.name}'s context of {target_spec.max_context} tokens (max_position_embeddings):"
                          f" vLLM refuses --max-model-len {longest} for it")
     hw = load_hardware(resolve_gpu(gpu))
-    draft_spec = None if method == "ngram" else load_model(draft or default_draft(target_spec, method))
+    if method in TEXT_LOOKUP:
+        draft_spec = None
+    elif method == "mtp":
+        draft_spec = mtp_head(target_spec)
+    else:
+        draft_spec = load_model(draft or default_draft(target_spec, method))
     if method == "eagle" and draft_spec.kind == "model" and draft_spec.num_layers == 1:
         draft_spec = replace(draft_spec, kind="eagle_head")  # an EAGLE-1 head's config reads as a 1-layer model
     check_pair(target_spec, draft_spec, method, num_gpus, tp_flag)
@@ -167,8 +194,18 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
     for flag, value in (("--max-num-seqs", max_num_seqs), ("--max-num-batched-tokens", max_num_batched_tokens)):
         if value is not None and value < 1:
             raise InputError(f"{flag} must be at least 1, got {value}")
-    target_cost, draft_cost, source = engine_costs(hw, target_spec, draft_spec, calibration, weight_dtype,
-                                                   max_num_seqs, max_num_batched_tokens)
+    if weight_dtype is not None and quantization is not None:
+        raise InputError("give the target's quantization once: --quantization, not also a weight dtype")
+    kv_bytes_per_element(kv_cache_dtype)  # refuses a --kv-cache-dtype vLLM does not spell so
+    target_dtype = weight_dtype or served_weight_dtype(checkpoint_of(target_spec), quantization, target_spec.name)
+    draft_dtype = "bf16"
+    if draft_spec is not None and draft_spec.kind == "mtp_head":
+        draft_dtype = target_dtype  # MTP layers ship in the target's checkpoint, quantized with it
+    elif draft_spec is not None:
+        draft_dtype = served_weight_dtype(checkpoint_of(draft_spec), draft_quantization, draft_spec.name)
+    target_cost, draft_cost, source = engine_costs(hw, target_spec, draft_spec, calibration, target_dtype,
+                                                   max_num_seqs, max_num_batched_tokens, tp=num_gpus,
+                                                   draft_weight_dtype=draft_dtype, kv_cache_dtype=kv_cache_dtype)
     setup = Setup(target=target_spec, target_cost=target_cost, method=method, draft=draft_spec,
                   draft_cost=draft_cost, tp=num_gpus, cost_ratio=cost_ratio, draft_share=acc.match_share)
     if cost_ratio is not None:
@@ -178,20 +215,33 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
                     k_limit=k_limit)
 
 
+def checkpoint_of(spec: ModelSpec) -> CheckpointQuantization | None:
+    """The quantization a model's config.json declares, if any."""
+    if spec.quantization is None:
+        return None
+    return CheckpointQuantization(spec.quantization, spec.quantized_dtype or "bf16", spec.unquantized)
+
+
 def engine_costs(hw: Hardware, target: ModelSpec, draft: ModelSpec | None, calibration: str | None,
-                 weight_dtype: str, max_num_seqs: int | None = None,
-                 max_num_batched_tokens: int | None = None) -> tuple[EngineCost, EngineCost | None, str]:
-    """Measured costs when a calibration applies (given, or found in profiles/calibrations), else the datasheet's;
-    either under vLLM's limits on `hw` (its device-class defaults, or the flags' values)."""
-    found = costs_for(calibration, target, draft, hw)
+                 weight_dtype: str = "bf16", max_num_seqs: int | None = None,
+                 max_num_batched_tokens: int | None = None, tp: int = 1, *, draft_weight_dtype: str = "bf16",
+                 kv_cache_dtype: str = "auto") -> tuple[EngineCost, EngineCost | None, str]:
+    """Measured costs when a calibration applies (given, or found in profiles/calibrations: the one measured at
+    `tp` GPUs, else the nearest), else the datasheet's; either under vLLM's limits on `hw` (its device-class
+    defaults, or the flags' values), with the served --kv-cache-dtype. Each model's costs take its own weight
+    format: vLLM loads a draft as its own config.json says unless the speculative config quantizes it."""
+    found = costs_for(calibration, target, draft, hw, tp)
     if found is not None:
         cost, draft_cost, source = found
-        return (cost.for_hardware(hw, max_num_seqs, max_num_batched_tokens),
-                draft_cost.for_hardware(hw, max_num_seqs, max_num_batched_tokens) if draft_cost else None, source)
-    cost = EngineCost.from_datasheet(hw, weight_dtype).for_hardware(hw, max_num_seqs, max_num_batched_tokens)
-    # vLLM loads a draft unquantized unless its speculative config says otherwise (memory.budget counts it so too)
-    draft_cost = (EngineCost.from_datasheet(hw, "bf16").for_hardware(hw, max_num_seqs, max_num_batched_tokens)
-                  if draft is not None else None)
+        return (replace(cost.for_hardware(hw, max_num_seqs, max_num_batched_tokens), kv_cache_dtype=kv_cache_dtype),
+                replace(draft_cost.for_hardware(hw, max_num_seqs, max_num_batched_tokens),
+                        kv_cache_dtype=kv_cache_dtype) if draft_cost else None, source)
+    cost = EngineCost.from_datasheet(hw, weight_dtype, kv_cache_dtype).for_hardware(hw, max_num_seqs,
+                                                                                     max_num_batched_tokens)
+    draft_cost = (EngineCost.from_datasheet(hw, draft_weight_dtype, kv_cache_dtype).for_hardware(
+        hw, max_num_seqs, max_num_batched_tokens) if draft is not None else None)
+    compute = compute_dtype(weight_dtype)
+    peak = f"{hw.peak_flops(compute) / 1e12:g} TFLOP/s" + (f" ({compute})" if compute != "bf16" else "")
     return cost, draft_cost, (
         f"datasheet roofline ({hw.name}: {hw.memory_bandwidth_gbs:g} GB/s x {DEFAULT_BANDWIDTH_EFFICIENCY:g}, "
-        f"{hw.bf16_tflops:g} TFLOP/s x {DEFAULT_FLOPS_EFFICIENCY:g}; run `specadvisor calibrate` for measured costs)")
+        f"{peak} x {DEFAULT_FLOPS_EFFICIENCY:g}; run `specadvisor calibrate` for measured costs)")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.errors import InputError
+from advisor.methods import TEXT_LOOKUP
 from advisor.model.acceptance import Acceptance
 from advisor.model.hardware import Hardware
 from advisor.model.speculative import Setup
@@ -54,7 +55,7 @@ class Scenario:
     def unmeasured_ngram(self) -> bool:
         """n-gram acceptance from a task prior: how often the user's text repeats is anyone's guess, so a verdict
         built on it is at most `marginal` until `specadvisor acceptance ngram` measures it."""
-        return self.setup.method == "ngram" and self.acceptance.prior
+        return self.setup.method in TEXT_LOOKUP and self.acceptance.prior
 
     def tokens_per_step(self, ks, alpha=None) -> np.ndarray:
         """Tokens per target step at each k over this request's decode, its last step cut at out_len

@@ -10,6 +10,7 @@ import json
 import shlex
 
 from advisor.errors import InputError
+from advisor.methods import TEXT_LOOKUP
 
 # --- vLLM's defaults -------------------------------------------------------------------------------------------
 BLOCK_TOKENS = 16  # KV cache block size (CacheConfig.block_size)
@@ -65,11 +66,13 @@ def check_k(k: int, flag: str = "--k", lowest: int = 1) -> None:
 
 
 def lookahead_slots(method: str, k: int) -> int:
-    """KV slots each running sequence reserves for its drafts: k, and k + 1 for draft_model, whose proposer
-    writes the bonus token's KV too (`max_num_new_slots_for_drafting`)."""
+    """KV slots each running sequence holds past its own tokens at draft length k: the k draft tokens the target
+    verifies (scheduled with it: `Request.num_tokens_with_spec`), plus the slots where a drafter that keeps a KV
+    cache writes past them (vllm/config/vllm.py `VllmConfig.num_lookahead_tokens`, given to `allocate_slots`: k for
+    EAGLE and MTP heads and draft models, 0 for a text lookup)."""
     if k == 0:
         return 0
-    return k + 1 if method == "draft_model" else k
+    return k if method in TEXT_LOOKUP else 2 * k
 
 
 def draft_slots(method: str) -> int:
@@ -83,12 +86,15 @@ def speculative_dict(method: str, k: int, *, model: str | None = None,
                      lookup: tuple[int, int] = NGRAM_LOOKUP_DEFAULT, draft_tp: int = 1,
                      schedule: list[tuple[int, int, int]] | None = None) -> dict:
     """The dict vLLM takes as --speculative-config (or LLM(speculative_config=...)); keys per
-    vllm/config/speculative.py. `method` is always explicit: vLLM's inference from the model name is fragile."""
+    vllm/config/speculative.py. `method` is always explicit: vLLM's inference from the model name is fragile.
+    mtp and suffix take no model (`SpeculativeConfig.__post_init__` sets the target's, or "suffix"); suffix treats
+    num_speculative_tokens as the most it drafts, and its default suffix_decoding_max_tree_depth (24) caps the
+    prefix match plus the draft."""
     config: dict = {"method": method}
     if model is not None:
         config["model"] = model
     config["num_speculative_tokens"] = max([k] + [run[2] for run in schedule or []])
-    if method == "ngram":
+    if method in ("ngram", "ngram_gpu"):
         config["prompt_lookup_min"], config["prompt_lookup_max"] = lookup
     if method == "draft_model" and draft_tp > 1:
         config["draft_tensor_parallel_size"] = draft_tp  # vLLM requires draft TP == target TP for draft_model
@@ -105,7 +111,8 @@ def speculative_config(setup, k: int, schedule: list[tuple[int, int, int]] | Non
     method = setup.method
     if method == "eagle" and setup.draft is not None and setup.draft.lm_head_vocab is not None:
         method = "eagle3"  # a head with its own reduced vocabulary is an EAGLE-3 head
-    model = setup.draft.hf_id if setup.method != "ngram" and setup.draft is not None else None
+    drafts_with_model = setup.method not in TEXT_LOOKUP and setup.method != "mtp"
+    model = setup.draft.hf_id if drafts_with_model and setup.draft is not None else None
     return speculative_dict(method, k, model=model, draft_tp=setup.tp, schedule=schedule)
 
 
@@ -119,6 +126,12 @@ def serve_command(setup, k: int, *, max_model_len: int, gpu_memory_utilization: 
     if setup.tp > 1:
         parts += ["--tensor-parallel-size", str(setup.tp)]
     parts += ["--max-model-len", str(max_model_len), "--gpu-memory-utilization", f"{gpu_memory_utilization:g}"]
+    # A quantized checkpoint's quantization_config is read by vLLM itself; a 16-bit one evaluated in fp8 was
+    # evaluated under vLLM's online fp8 (--quantization fp8). --kv-cache-dtype: vllm/config/cache.py `CacheDType`.
+    if setup.target.quantization is None and setup.target_cost.weight_dtype == "fp8":
+        parts += ["--quantization", "fp8"]
+    if setup.target_cost.kv_cache_dtype != "auto":
+        parts += ["--kv-cache-dtype", setup.target_cost.kv_cache_dtype]
     if defaults is not None:
         cost = setup.target_cost
         if cost.max_num_seqs != defaults[1]:

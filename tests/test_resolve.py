@@ -3,8 +3,10 @@
 import pytest
 
 from advisor.errors import InputError
+from advisor.model.memory import budget_for
 from advisor.profiles.catalog import load_model
 from advisor.resolve import build_scenario, default_draft
+from advisor.vllm import serve_command
 
 
 @pytest.mark.parametrize("target, draft", [
@@ -22,3 +24,45 @@ def test_a_plans_tensor_parallel_is_named_as_the_plan_names_it():
         build_scenario(prompt_len=100, out_len=100, num_gpus=3, tp_flag="tensor_parallel = 3 (deployment 'x')")
     with pytest.raises(InputError, match=r"^--num-gpus 3 must divide"):
         build_scenario(prompt_len=100, out_len=100, num_gpus=3)
+
+
+@pytest.mark.parametrize("kwargs, says", [
+    ({"method": "ngram_gpu", "draft": "llama-3.2-1b-instruct"}, "--method ngram_gpu drafts from the text itself"),
+    ({"method": "mtp"}, "needs a target with MTP layers"),
+    ({"method": "deepseek_mtp"}, "needs a target with MTP layers"),
+    ({"method": "eagle3", "target": "llama-3.1-8b-instruct", "draft": "eagle-llama3.1-instruct-8b"},
+     "EAGLE-1 head"),
+    ({"method": "dflash"}, "--method dflash is not modelled: "),
+])
+def test_methods_vllm_would_refuse_or_we_cannot_model_are_one_line(kwargs, says):
+    with pytest.raises(InputError, match=says):
+        build_scenario(prompt_len=100, out_len=100, **kwargs)
+
+
+def test_mtp_with_a_draft_is_refused(llama8b):
+    with pytest.raises(InputError, match="takes no --draft"):
+        build_scenario(prompt_len=100, out_len=100, method="mtp", draft="llama-3.2-1b-instruct")
+
+
+def test_eagle3_finds_the_eagle3_head_and_text_lookups_need_none():
+    target = load_model("llama-3.3-70b-instruct")
+    assert default_draft(target, "eagle3") == "eagle3-llama3.3-instruct-70b"
+    assert default_draft(target, "suffix") is None and default_draft(target, "mtp") is None
+    with pytest.raises(InputError, match="no EAGLE-3 head profile matches"):
+        default_draft(load_model("llama-3.1-8b-instruct"), "eagle3")
+
+
+def test_quantization_and_kv_cache_dtype_flow_into_costs_and_the_paste():
+    s = build_scenario(prompt_len=1000, out_len=100, gpu="h100", quantization="fp8", kv_cache_dtype="fp8")
+    cost = s.setup.target_cost
+    assert (cost.weight_dtype, cost.kv_cache_dtype) == ("fp8", "fp8")
+    assert cost.flops == pytest.approx(s.hardware.fp8_tflops * 1e12 * 0.57)  # fp8 tensor cores, datasheet efficiency
+    assert s.setup.draft_cost.weight_dtype == "bf16"  # the draft is loaded as its own config says
+    mem = budget_for(s.setup, s.hardware, 0, prompt_len=1000, out_len=100)
+    assert mem.kv_per_token_baseline == 2 * 32 * 8 * 128 * 1  # Llama-3.1-8B, one byte per KV element
+    paste = serve_command(s.setup, 3, max_model_len=1100, gpu_memory_utilization=0.9)
+    assert "--quantization fp8 --kv-cache-dtype fp8" in paste
+    with pytest.raises(InputError, match="needs a checkpoint quantized that way"):
+        build_scenario(prompt_len=1000, out_len=100, quantization="awq")
+    with pytest.raises(InputError, match="--kv-cache-dtype 'fp4' is not modelled"):
+        build_scenario(prompt_len=1000, out_len=100, kv_cache_dtype="fp4")

@@ -160,14 +160,33 @@ app.command("check", short_help="Predicted vs measured on your own vllm bench se
 class Kind(str, Enum):
     hardware = "hardware"
     models = "models"
+    methods = "methods"
     tasks = "tasks"
 
 
-@app.command("list", short_help="List GPU and model profiles, or task priors.")
-def list_profiles(kind: Optional[Kind] = typer.Argument(None, help="hardware, models or tasks.")) -> None:
-    """List the shipped GPU and model profiles, or the --task acceptance priors."""
+@app.command("list", short_help="List GPU and model profiles, speculative methods, or task priors.")
+def list_profiles(kind: Optional[Kind] = typer.Argument(None, help="hardware, models, methods or tasks.")) -> None:
+    """List the shipped GPU and model profiles, the speculative methods, or the --task acceptance priors."""
     if kind is None:  # click's own message for a missing choice is tab-indented and names no example
-        raise InputError("say what to list: hardware, models or tasks (e.g. `specadvisor list hardware`)")
+        raise InputError("say what to list: hardware, models, methods or tasks (e.g. `specadvisor list hardware`)")
+    if kind in (Kind.methods, Kind.models):
+        import importlib.util
+
+        from advisor.render.listing import method_lines, model_lines
+        from advisor.render.wrap import paragraph, terminal_width
+
+        if kind is Kind.methods:
+            lines = method_lines()
+        else:
+            # the model_types a config.json may have, once advisor/model/config_reader.py exposes them
+            supported = ()
+            if importlib.util.find_spec("advisor.model.config_reader") is not None:
+                from advisor.model.config_reader import SUPPORTED_MODEL_TYPES as supported
+            lines = model_lines(supported)
+        width = terminal_width()
+        for line in lines:
+            typer.echo(paragraph(line, width, rest=" " * 4))
+        return
     if kind is Kind.tasks:
         from advisor.model.priors import NGRAM_PRIORS, TASK_PRIORS
 

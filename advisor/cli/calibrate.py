@@ -37,6 +37,9 @@ def calibrate(
     out: Optional[str] = typer.Option(None, help="Profile to write (default profiles/calibrations/<hw>__<models>.json)."),
     resume: bool = typer.Option(False, help="Continue the interrupted run saved in --out (same flags)."),
     gpu: str = typer.Option("auto", help="Hardware profile the timings belong to (auto: NVML, or this CPU)."),
+    num_gpus: int = typer.Option(1, help="Tensor-parallel size: target and draft each run on this many GPUs through "
+                                 "vLLM's multiprocess executor (on a CPU, worker processes over groups of its cores), "
+                                 "and vLLM's all-reduce is timed for the cost model's link terms."),
     from_bench: Optional[list[str]] = typer.Option(None, "--from-bench", help="Fit to these `vllm bench serve "
                                                    "--save-result` / `vllm bench latency --output-json` files "
                                                    "instead of timing vLLM (repeat the flag for each file)."),
@@ -47,6 +50,8 @@ def calibrate(
 ) -> None:
     """Measure prefill, decode and verification step times through vLLM and fit the advisor's cost model (or, with
     --from-bench, fit it to benchmark runs you already have)."""
+    if from_bench and num_gpus != 1:
+        raise InputError("--num-gpus times vLLM at that tensor-parallel size; it does not apply to --from-bench")
     if from_bench:  # no engine runs: the bench files are the measurements
         from advisor.cli.bench import calibrate_from_bench
 
@@ -65,5 +70,5 @@ def calibrate(
 
         path = run_calibration(target=target, draft=draft, dummy_weights=dummy_weights, max_batch=max_batch,
                                max_context=max_context, max_k=max_k, repeats=repeats, min_seconds=min_seconds,
-                               budget_seconds=budget_seconds, out=out, resume=resume, gpu=gpu)
+                               budget_seconds=budget_seconds, out=out, resume=resume, gpu=gpu, num_gpus=num_gpus)
     typer.echo(summary(path))

@@ -3,7 +3,7 @@ ModuleNotFoundError traceback: `pip install .` brings neither, on purpose (vLLM 
 
 Two guards, because a missing module shows up at two moments: `require` looks before any work starts (a calibration
 should not resolve models and size its grid only to stop at the engine), and `engine_imports` catches what an
-import chain finds missing later (calibration.engine.testpair imports torch when the validation code loads).
+import chain finds missing later (calibration.engine.testpair imports torch when it writes a test pair's weights).
 """
 
 from __future__ import annotations

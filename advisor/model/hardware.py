@@ -27,6 +27,7 @@ class Hardware:
     interconnect_gbs: float  # per-GPU, one-direction link bandwidth, GB/s
     source: str  # datasheet URL
     fp8_tflops: float | None = None  # dense fp8, TFLOP/s; None without fp8 tensor cores
+    fp4_tflops: float | None = None  # dense fp4 (NVFP4/MXFP4 tensor cores, Blackwell), TFLOP/s; None without them
     aliases: tuple[str, ...] = ()  # other names users type
     tdp_watts: float | None = None
     notes: str = ""
@@ -36,8 +37,10 @@ class Hardware:
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or value <= 0:
                 raise InputError(f"hardware profile {self.slug!r}: {name} must be a positive number, got {value!r}")
-        if self.fp8_tflops is not None and self.fp8_tflops <= 0:
-            raise InputError(f"hardware profile {self.slug!r}: fp8_tflops must be positive when given")
+        for name in ("fp8_tflops", "fp4_tflops"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, (int, float)) or value <= 0):
+                raise InputError(f"hardware profile {self.slug!r}: {name} must be a positive number when given")
 
     @classmethod
     def from_dict(cls, slug: str, data: dict) -> "Hardware":
@@ -58,8 +61,12 @@ class Hardware:
         return self.memory_bandwidth_gbs * 1e9
 
     def peak_flops(self, dtype: str) -> float:
-        """Dense tensor FLOP/s for the weights' compute dtype. int4 weights (AWQ/GPTQ) are dequantized and
-        multiplied in bf16, so they get the bf16 rate; fp8 falls back to bf16 on GPUs without fp8 units."""
+        """Dense tensor FLOP/s for a matmul compute dtype: "fp4", "fp8", else 16-bit. Without fp4 (fp8) tensor
+        cores vLLM runs such weights through a weight-only Marlin kernel that dequantizes to 16 bit, so the bf16 rate
+        applies (vllm/model_executor/layers/quantization/utils/marlin_utils_fp4.py, marlin_utils_fp8.py); weight-only
+        int4 computes in 16 bit too (callers pass the compute dtype: `quantization.compute_dtype`)."""
+        if dtype == "fp4" and self.fp4_tflops:
+            return self.fp4_tflops * 1e12
         if dtype == "fp8" and self.fp8_tflops:
             return self.fp8_tflops * 1e12
         return self.bf16_tflops * 1e12

@@ -5,6 +5,14 @@ activations of a profiling run; what is left becomes the KV cache, in 16-token b
 models' layers draw KV blocks from that one pool, so each token costs target + draft KV bytes, and the draft's
 weights come out of the same budget. Each running sequence also holds k lookahead slots for its drafts
 (k + 1 for draft_model: `max_num_new_slots_for_drafting`). Concurrency = KV budget / KV bytes per sequence.
+
+Not every layer's cache grows with the sequence. vLLM's hybrid KV-cache manager frees a sliding-window (or
+chunked-local) layer's blocks once they leave its window, but admits a request only with room for its window plus
+every token in flight (vllm/v1/kv_cache_interface.py `SlidingWindowSpec.max_admission_blocks_per_request`:
+min(window - 1 + max_in_flight_tokens, max_model_len) tokens + 1 block; `ChunkedLocalAttentionSpec` alike with the
+chunk; applied per request in vllm/v1/core/single_type_kv_cache_manager.py `get_num_blocks_to_allocate`). With
+vLLM's defaults max_in_flight_tokens is 2 x max_num_batched_tokens (async scheduling), so the window caps memory only
+for requests longer than that. Linear-attention layers hold a constant state per request.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from dataclasses import dataclass
 
 from advisor.model.hardware import GIB, Hardware
 from advisor.model.modelspec import ModelSpec
+from advisor.model.quantization import kv_bytes_per_element
 from advisor.model.speculative import Setup
 from advisor.vllm import BLOCK_TOKENS, MAX_NUM_BATCHED_TOKENS, MAX_NUM_SEQS, lookahead_slots
 
@@ -25,15 +34,50 @@ def activation_peak_bytes(model: ModelSpec, tp: int = 1, max_num_batched_tokens:
     """Peak of vLLM's profiling forward (`gpu_model_runner.profile_run`): max_num_batched_tokens tokens through the
     widest layer (hidden + the gate/up output, bf16) plus fp32 logits for max_num_seqs sequences (the sampler's
     dummy run)."""
-    widest = (2 * model.hidden_size + 2 * model.intermediate_size * model.experts_per_token / tp) * 2.0
+    routed = model.intermediate_size * model.experts_per_token + model.shared_expert_intermediate_size
+    mlp = max(routed, model.dense_intermediate_size if model.dense_layers else 0)
+    widest = (2 * model.hidden_size + 2 * mlp / tp) * 2.0
     logits = max_num_seqs * model.logits_bytes_per_row()
     return max_num_batched_tokens * widest + logits
 
 
-def kv_bytes_per_token_per_gpu(model: ModelSpec, tp: int) -> float:
-    """TP shards KV heads across GPUs; with fewer KV heads than GPUs each GPU keeps a replica of one head."""
-    heads_per_gpu = max(model.num_kv_heads / tp, 1.0)
-    return 2 * model.num_layers * heads_per_gpu * model.head_dim * 2.0
+def kv_bytes_per_token_per_gpu(model: ModelSpec, tp: int, kv_dtype_bytes: float = 2.0) -> float:
+    """One more token's cache across the attention layers, per GPU (`ModelSpec.kv_elements_per_layer_token_per_gpu`:
+    TP shards KV heads, replicates one head or an MLA latent)."""
+    return model.kv_layers * model.kv_elements_per_layer_token_per_gpu(tp) * kv_dtype_bytes
+
+
+# Extra state copies a hybrid model's linear-attention layers keep per request: with prefix caching on (vLLM's
+# default for hybrid models, vllm/config/model.py `is_prefix_caching_supported`) mamba_cache_mode becomes "align"
+# (vllm/model_executor/models/config.py `MambaModelConfig`), which holds 2 + num_speculative_tokens state blocks
+# (vllm/v1/kv_cache_interface.py `MambaSpec.max_memory_usage_bytes`).
+STATE_SLOTS = 2
+# Speculative methods with which vLLM turns async scheduling off (vllm/config/vllm.py `VllmConfig.__post_init__`:
+# anything but EAGLE/MTP/DFlash, ngram_gpu, draft_model and dspark): one batch in flight instead of two.
+_SYNC_METHODS = ("ngram", "suffix", "medusa", "mlp_speculator")
+
+
+def in_flight_tokens(method: str, k: int, max_num_batched_tokens: int) -> int:
+    """vLLM's max_in_flight_tokens (vllm/config/vllm.py): max_concurrent_batches x max_num_batched_tokens, two
+    batches under async scheduling."""
+    return (1 if k > 0 and method in _SYNC_METHODS else 2) * max_num_batched_tokens
+
+
+def kv_bytes_per_sequence_per_gpu(model: ModelSpec, tp: int, tokens: int, *, kv_dtype_bytes: float = 2.0,
+                                  in_flight: int = 2 * MAX_NUM_BATCHED_TOKENS, num_spec: int = 0) -> float:
+    """Cache one `tokens`-token request holds on one GPU: full-attention layers every token, windowed layers at most
+    their admission cap (see the module docstring), linear-attention layers (2 + k) copies of their state, sharded
+    by TP (`MambaStateShapeCalculator.gated_delta_net_state_shape` divides the heads)."""
+    blocks = math.ceil(tokens / BLOCK_TOKENS)
+    held = (model.kv_layers - model.sliding_layers - model.chunked_layers) * tokens
+    if model.sliding_layers:
+        cap = math.ceil(min(model.sliding_window - 1 + in_flight, tokens) / BLOCK_TOKENS) + 1
+        held += model.sliding_layers * min(blocks, cap) * BLOCK_TOKENS
+    if model.chunked_layers:
+        cap = math.ceil(min(model.attention_chunk + in_flight, tokens) / BLOCK_TOKENS)
+        held += model.chunked_layers * min(blocks, cap) * BLOCK_TOKENS
+    state = model.linear_state_bytes(num_spec) / tp * (STATE_SLOTS + num_spec) if model.linear_layers else 0.0
+    return held * model.kv_elements_per_layer_token_per_gpu(tp) * kv_dtype_bytes + state
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +88,7 @@ class MemoryBudget:
     target_weights: float
     draft_weights: float  # 0 for ngram
     reserve: float  # activations peak + runtime
-    kv_per_token_baseline: float
+    kv_per_token_baseline: float  # KV (and state) per request / its tokens: per token on average at this length
     kv_per_token_spec: float  # target + draft KV per token
     tokens_per_sequence: int  # prompt + output (+ lookahead), rounded up to whole blocks
     tokens_per_sequence_spec: int
@@ -91,38 +135,47 @@ def _round_to_blocks(tokens: int) -> int:
 
 def budget_for(setup: Setup, hw: Hardware, k: int, *, prompt_len: int, out_len: int,
                gpu_memory_utilization: float = 0.9) -> MemoryBudget:
-    """`budget` for a Setup: each model's weights in the dtype its EngineCost streams them in, so the time and the
-    memory of a step always agree on the bytes."""
+    """`budget` for a Setup: each model's weights in the dtype its EngineCost streams them in, and the KV cache in
+    the target engine's --kv-cache-dtype, so the time and the memory of a step always agree on the bytes."""
     draft_dtype = setup.draft_cost.weight_dtype if setup.draft_cost is not None else "bf16"
     return budget(setup.target, setup.draft, setup.method, k, hw, prompt_len=prompt_len, out_len=out_len,
                   tp=setup.tp, gpu_memory_utilization=gpu_memory_utilization,
                   weight_dtype=setup.target_cost.weight_dtype, draft_weight_dtype=draft_dtype,
                   max_num_batched_tokens=setup.target_cost.max_num_batched_tokens,
-                  max_num_seqs=setup.target_cost.max_num_seqs)
+                  max_num_seqs=setup.target_cost.max_num_seqs, kv_cache_dtype=setup.target_cost.kv_cache_dtype)
 
 
 def budget(target: ModelSpec, draft: ModelSpec | None, method: str, k: int, hw: Hardware, *,
            prompt_len: int, out_len: int, tp: int = 1, gpu_memory_utilization: float = 0.9,
            weight_dtype: str = "bf16", draft_weight_dtype: str = "bf16",
-           max_num_batched_tokens: int = MAX_NUM_BATCHED_TOKENS, max_num_seqs: int = MAX_NUM_SEQS) -> MemoryBudget:
+           max_num_batched_tokens: int = MAX_NUM_BATCHED_TOKENS, max_num_seqs: int = MAX_NUM_SEQS,
+           kv_cache_dtype: str = "auto") -> MemoryBudget:
     """One vLLM instance's memory for the pair at draft length k. vLLM loads a draft model unquantized unless the
-    speculative config says otherwise, hence bf16 by default; EAGLE heads are bf16."""
+    speculative config says otherwise, hence bf16 by default; EAGLE heads are bf16. One --kv-cache-dtype covers
+    both models' caches (they share the engine's CacheConfig)."""
+    kv_bytes = kv_bytes_per_element(kv_cache_dtype)
     usable = hw.memory_bytes * gpu_memory_utilization
+    drafted = draft is not None and method != "ngram"
     target_w = target.weight_bytes(weight_dtype) / tp
-    draft_w = draft.weight_bytes(draft_weight_dtype) / tp if draft is not None and method != "ngram" else 0.0
+    draft_w = draft.weight_bytes(draft_weight_dtype) / tp if drafted else 0.0
     reserve = RUNTIME_RESERVE_BYTES + activation_peak_bytes(target, tp, max_num_batched_tokens, max_num_seqs)
-    if draft is not None and method != "ngram":
+    if drafted:
         reserve += activation_peak_bytes(draft, tp, max_num_batched_tokens, max_num_seqs)
-    kv_base = kv_bytes_per_token_per_gpu(target, tp)
-    kv_spec = kv_base + (kv_bytes_per_token_per_gpu(draft, tp) if draft is not None and method != "ngram" else 0.0)
     tokens = _round_to_blocks(prompt_len + out_len)
     tokens_spec = _round_to_blocks(prompt_len + out_len + lookahead_slots(method, k))
+
+    def per_sequence(model: ModelSpec, length: int, spec_k: int) -> float:
+        return kv_bytes_per_sequence_per_gpu(model, tp, length, kv_dtype_bytes=kv_bytes, num_spec=spec_k,
+                                             in_flight=in_flight_tokens(method, spec_k, max_num_batched_tokens))
+
+    seq_base = per_sequence(target, tokens, 0)
+    seq_spec = per_sequence(target, tokens_spec, k) + (per_sequence(draft, tokens_spec, k) if drafted else 0.0)
     base_budget = max(usable - target_w - reserve, 0.0)
     spec_budget = max(usable - target_w - draft_w - reserve, 0.0)
     return MemoryBudget(
         usable=usable, target_weights=target_w, draft_weights=draft_w, reserve=reserve,
-        kv_per_token_baseline=kv_base, kv_per_token_spec=kv_spec,
+        kv_per_token_baseline=seq_base / tokens, kv_per_token_spec=seq_spec / tokens_spec,
         tokens_per_sequence=tokens, tokens_per_sequence_spec=tokens_spec,
-        max_concurrency_baseline=int(base_budget // (kv_base * tokens)),
-        max_concurrency_spec=int(spec_budget // (kv_spec * tokens_spec)) if k > 0 else int(base_budget // (kv_base * tokens)),
+        max_concurrency_baseline=int(base_budget // seq_base),
+        max_concurrency_spec=int(spec_budget // seq_spec) if k > 0 else int(base_budget // seq_base),
     )

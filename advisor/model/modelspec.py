@@ -1,36 +1,41 @@
-"""What a model costs, derived from its Hugging Face config.json: parameters, weight bytes, KV bytes, FLOPs.
+"""What a model costs, from the architecture its config.json describes (advisor.model.config_reader reads it):
+parameters, weight bytes, KV-cache bytes, FLOPs.
 
 Counts follow the transformer arithmetic of Kaplan et al. 2020 (Table 1) and Chowdhery et al. 2022 (PaLM,
 App. B): a forward pass costs 2 FLOPs per parameter per token (one multiply, one add) plus attention,
 4 · n_heads · head_dim FLOPs per layer per token of context (QKᵀ and AV are each 2 · d_attn · context).
+Layers come in kinds, each counted as vLLM's model code builds it: full, sliding-window or chunked-local attention
+(GQA, or MLA's latent cache), Gated-DeltaNet linear attention with a constant state, and dense or MoE MLPs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from advisor.errors import InputError
+from advisor.model.attention import AttentionCost
+from advisor.model.quantization import bytes_per_weight, quantized_parts
 
-# Bytes per weight. int4 (AWQ/GPTQ, group size 128) also stores a 16-bit scale and zero point per group:
-# 0.5 + 4/128 bytes per weight.
-BYTES_PER_PARAM = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int4": 0.5 + 4 / 128}
+WIDE_BYTES = 2.0  # embeddings, lm_head, routers, EAGLE heads and unquantized weights: 16 bit
+# "mtp_head": a model's own MTP layers run as the drafter (vllm/model_executor/models/deepseek_mtp.py): decoder blocks
+# of the target's type behind a 2h x h fusion (eh_proj), sharing the target's embedding and lm_head.
+KINDS = ("model", "eagle_head", "mtp_head")
 
 
 @dataclass(frozen=True, slots=True)
-class ModelSpec:
+class ModelSpec(AttentionCost):
     name: str  # display name
     hf_id: str  # what `vllm serve` is given: a Hugging Face repo id or a local directory
     family: str  # tokenizer family; draft and target must share one (vLLM checks vocab_size)
-    kind: str  # "model" or "eagle_head" (a one-layer EAGLE draft head riding on the target's hidden states)
+    kind: str  # "model", "eagle_head" (an EAGLE draft head riding on the target's hidden states) or "mtp_head"
     vocab_size: int
     hidden_size: int
     num_layers: int
     num_heads: int
     num_kv_heads: int  # < num_heads for grouped-query attention (GQA), which shrinks the KV cache
-    head_dim: int
+    head_dim: int  # query/key head size (MLA: qk_nope_head_dim + qk_rope_head_dim)
     intermediate_size: int  # per expert for mixture-of-experts models
     num_experts: int = 1  # 1 for dense models
     experts_per_token: int = 1  # top-k routing for MoE
@@ -41,6 +46,31 @@ class ModelSpec:
     published_params_b: float | None = None  # the model card's count, for sanity checks
     trained_for: str = ""  # EAGLE heads: the target model the head was trained on (profile metadata)
     max_context: int | None = None  # max_position_embeddings: the longest --max-model-len vLLM accepts, tokens
+    mtp_layers: int = 0  # the model's own multi-token-prediction layers (num_nextn_predict_layers), not in num_layers
+    # MLA (DeepSeek-V2/V3, Kimi-K2): 0 = not MLA. The cache holds one latent of kv_lora_rank + qk_rope_head_dim
+    # per token per layer, shared by all heads (vllm/model_executor/models/deepseek_v2.py `DeepseekV2MLAAttention`).
+    kv_lora_rank: int = 0
+    q_lora_rank: int = 0  # 0: queries projected straight from the hidden state
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
+    gated_attention: bool = False  # q_proj also emits an output gate (Qwen3-Next `attn_output_gate`)
+    # MoE beyond Mixtral
+    shared_expert_intermediate_size: int = 0  # all shared experts of one MoE layer together (0: none)
+    dense_layers: int = 0  # layers of an MoE model whose MLP is dense (first_k_dense_replace, interleaving)
+    dense_intermediate_size: int = 0  # their MLP width (0: intermediate_size)
+    # Chunked local attention (Llama-4): a token attends only within its attention_chunk-token chunk
+    attention_chunk: int | None = None
+    chunked_layers: int = 0
+    # Linear attention (Gated DeltaNet, Qwen3-Next / Qwen3.5): layers with a constant per-sequence state, no KV
+    linear_layers: int = 0
+    linear_mixer_params: int = 0  # one such layer's projections, conv and gates
+    linear_conv_channels: int = 0  # the causal conv's channels (conv state: channels x (kernel - 1))
+    linear_conv_kernel: int = 0
+    linear_state_elements: int = 0  # recurrent state per sequence per layer: v_heads · v_dim · k_dim
+    # The checkpoint's own quantization (config.json quantization_config): its format and the parts left 16 bit
+    quantization: str | None = None  # vLLM's quant_method
+    quantized_dtype: str | None = None  # advisor.model.quantization format name ("fp8", "mxfp4", "int4-g128", ...)
+    unquantized: tuple[str, ...] = ()  # quantization.PARTS the checkpoint keeps in 16 bit
 
     def __post_init__(self) -> None:
         for field in ("vocab_size", "hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim",
@@ -49,31 +79,84 @@ class ModelSpec:
                 raise InputError(f"model {self.name!r}: {field} must be positive, got {getattr(self, field)}")
         if self.num_heads % self.num_kv_heads:
             raise InputError(f"model {self.name!r}: num_attention_heads must be a multiple of num_key_value_heads")
-        if self.kind not in ("model", "eagle_head"):
-            raise InputError(f"model {self.name!r}: kind must be 'model' or 'eagle_head', got {self.kind!r}")
+        if self.kind not in KINDS:
+            raise InputError(f"model {self.name!r}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if self.linear_layers >= self.num_layers or self.dense_layers > self.num_layers or \
+                self.sliding_layers + self.chunked_layers > self.num_layers - self.linear_layers:
+            raise InputError(f"model {self.name!r}: its layer kinds add up to more than its {self.num_layers} layers")
 
-    # --- parameters -------------------------------------------------------------------------------------
+    # --- layers -----------------------------------------------------------------------------------------
     @property
     def is_eagle3(self) -> bool:
         """EAGLE-3 heads predict over their own reduced vocabulary (draft_vocab_size) and fuse three target layers."""
         return self.kind == "eagle_head" and self.lm_head_vocab is not None
 
     @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    @property
+    def kv_layers(self) -> int:
+        """Layers with a KV cache: all but the linear-attention ones."""
+        return self.num_layers - self.linear_layers
+
+    @property
+    def moe_layers(self) -> int:
+        return self.num_layers - self.dense_layers if self.num_experts > 1 else 0
+
+    @property
+    def pass_fraction(self) -> float:
+        """The share of the layers one forward runs: an MTP head runs one of its layers per draft pass
+        (deepseek_mtp.py `DeepSeekMultiTokenPredictor.forward`: layer spec_step_idx % num_mtp_layers)."""
+        return 1.0 / self.num_layers if self.kind == "mtp_head" else 1.0
+
+    @property
+    def layers_per_pass(self) -> int:
+        return 1 if self.kind == "mtp_head" else self.num_layers
+
+    @property
     def attention_params_per_layer(self) -> int:
-        q_out = self.num_heads * self.head_dim
+        """GQA: q, k, v, o projections. MLA: q_a/q_b (or q), kv_a_proj_with_mqa (latent + rope key), kv_b (latent to
+        per-head key and value), o (deepseek_v2.py `DeepseekV2MLAAttention.__init__`)."""
+        h, heads = self.hidden_size, self.num_heads
+        if self.is_mla:
+            q = h * self.q_lora_rank + self.q_lora_rank * heads * self.head_dim if self.q_lora_rank else \
+                h * heads * self.head_dim
+            nope = self.head_dim - self.qk_rope_head_dim
+            return (q + h * (self.kv_lora_rank + self.qk_rope_head_dim)
+                    + self.kv_lora_rank * heads * (nope + self.v_head_dim) + heads * self.v_head_dim * h)
+        q_out = heads * self.head_dim
         kv_out = self.num_kv_heads * self.head_dim
-        qkv_in = 2 * self.hidden_size if self.is_eagle3 else self.hidden_size  # EAGLE-3: [embedding, fused state]
-        return qkv_in * (q_out + 2 * kv_out) + q_out * self.hidden_size
+        qkv_in = 2 * h if self.is_eagle3 else h  # EAGLE-3: [embedding, fused state]
+        return qkv_in * (q_out * (2 if self.gated_attention else 1) + 2 * kv_out) + q_out * h
 
     @property
     def expert_params_per_layer(self) -> int:
         """One gated MLP (SwiGLU/GeGLU: gate, up, down projections) per expert."""
         return 3 * self.hidden_size * self.intermediate_size
 
+    def part_params(self, experts_touched: float | np.ndarray | None = None) -> dict[str, float | np.ndarray]:
+        """Decoder weights of all layers by quantization part (`quantization.PARTS`, plus the 16-bit routers), with
+        `experts_touched` routed experts per MoE layer (default all)."""
+        h = self.hidden_size
+        experts = self.num_experts if experts_touched is None else experts_touched
+        dense_width = self.dense_intermediate_size or self.intermediate_size
+        return {
+            "attention": self.kv_layers * self.attention_params_per_layer + self.linear_layers * self.linear_mixer_params,
+            "mlp": ((self.num_layers - self.moe_layers) * 3 * h * dense_width
+                    + self.moe_layers * 3 * h * self.shared_expert_intermediate_size),
+            "experts": self.moe_layers * experts * self.expert_params_per_layer,
+            "router": self.moe_layers * h * self.num_experts,
+        }
+
+    def decoder_params(self, experts_touched: float | np.ndarray | None = None) -> float | np.ndarray:
+        return sum(self.part_params(experts_touched).values())
+
+    # --- parameters -------------------------------------------------------------------------------------
     @property
     def embedding_params(self) -> int:
-        """The input table. An EAGLE head borrows the target's, so it owns none."""
-        return 0 if self.kind == "eagle_head" else self.vocab_size * self.hidden_size
+        """The input table. An EAGLE or MTP head borrows the target's, so it owns none."""
+        return 0 if self.kind != "model" else self.vocab_size * self.hidden_size
 
     @property
     def lm_head_params(self) -> int:
@@ -82,39 +165,61 @@ class ModelSpec:
 
     @property
     def fusion_params(self) -> int:
-        """EAGLE's fusion layer. EAGLE-1: fc(cat(token embedding, target hidden state)), 2h x h, inside every forward
-        of the head (vllm/model_executor/models/llama_eagle.py, `LlamaModel.forward`); EAGLE-3 fuses three target
-        layers' states, 3h x h, once per proposal on the first pass's tokens (llama_eagle3.py,
-        `combine_hidden_states`, called by vllm/v1/spec_decode/llm_base_proposer.py `propose`)."""
-        if self.kind != "eagle_head":
+        """The fusion layer one draft pass runs. EAGLE-1: fc(cat(token embedding, target hidden state)), 2h x h,
+        inside every forward of the head (vllm/model_executor/models/llama_eagle.py, `LlamaModel.forward`);
+        EAGLE-3 fuses three target layers' states, 3h x h, once per proposal on the first pass's tokens
+        (llama_eagle3.py, `combine_hidden_states`, called by vllm/v1/spec_decode/llm_base_proposer.py `propose`).
+        An MTP layer's eh_proj is 2h x h over cat(normed embedding, normed previous hidden state), in every pass
+        (vllm/model_executor/models/deepseek_mtp.py, `DeepSeekMultiTokenPredictorLayer.forward`)."""
+        if self.kind == "model":
             return 0
         return (3 if self.is_eagle3 else 2) * self.hidden_size * self.hidden_size
 
     @property
     def fuses_every_pass(self) -> bool:
-        """Whether every draft pass runs the fusion layer (EAGLE-1), or only the first (EAGLE-3; models have none)."""
-        return self.kind == "eagle_head" and not self.is_eagle3
+        """Whether every draft pass runs the fusion layer (EAGLE-1, MTP), or only the first (EAGLE-3; models have
+        none)."""
+        return self.kind == "mtp_head" or (self.kind == "eagle_head" and not self.is_eagle3)
 
-    def layer_params(self, experts_touched: float | np.ndarray | None = None) -> float | np.ndarray:
-        experts = self.num_experts if experts_touched is None else experts_touched
-        router = self.hidden_size * self.num_experts if self.num_experts > 1 else 0
-        return self.attention_params_per_layer + experts * self.expert_params_per_layer + router
+    @property
+    def owns_lm_head(self) -> bool:
+        """An MTP head's shared_head.head is replaced by the target's lm_head at load (vllm/v1/spec_decode/
+        llm_base_proposer.py `_maybe_share_lm_head`: "Detected MTP model"), as is an EAGLE-1 head's."""
+        return not self.tied_embeddings and not (self.kind == "mtp_head" or
+                                                 (self.kind == "eagle_head" and self.lm_head_vocab is None))
 
     @property
     def total_params(self) -> int:
-        """Every weight that must sit in memory."""
-        owns_lm_head = not self.tied_embeddings and not (self.kind == "eagle_head" and self.lm_head_vocab is None)
-        return int(self.num_layers * self.layer_params() + self.embedding_params
-                   + (self.lm_head_params if owns_lm_head else 0) + self.fusion_params)
+        """Every weight that must sit in memory (an MTP head: each of its layers with its eh_proj)."""
+        fusion = self.fusion_params * (self.num_layers if self.kind == "mtp_head" else 1)
+        return int(self.decoder_params() + self.embedding_params
+                   + (self.lm_head_params if self.owns_lm_head else 0) + fusion)
 
     @property
     def active_params(self) -> int:
         """Weights one token multiplies by (MoE: only its top-k experts). The embedding is a gather, not a matmul."""
-        return int(self.num_layers * self.layer_params(self.experts_per_token) + self.lm_head_params
-                   + self.fusion_params)
+        return int(self.decoder_params(self.experts_per_token) + self.lm_head_params + self.fusion_params)
+
+    def mtp_draft(self) -> ModelSpec:
+        """The model's own MTP layers as a drafter: decoder blocks of its MoE/attention type (DeepSeek-V3's is an
+        MoE block: its index is past first_k_dense_replace), full attention, own KV cache, no embedding or lm_head."""
+        if self.mtp_layers < 1:
+            raise InputError(f"{self.name} has no MTP layers (num_nextn_predict_layers is 0 or absent in its "
+                             "config.json): --method mtp needs a model trained with them")
+        return replace(self, name=f"{self.name} MTP", kind="mtp_head", num_layers=self.mtp_layers, mtp_layers=0,
+                       dense_layers=0, linear_layers=0, sliding_layers=0, chunked_layers=0, tied_embeddings=False,
+                       published_params_b=None)
+
+    # --- bytes ------------------------------------------------------------------------------------------
+    def _part_bytes(self, parts: dict, dtype: str) -> float | np.ndarray:
+        quantized, narrow = quantized_parts(dtype, self.unquantized), bytes_per_weight(dtype)
+        return sum(v * (narrow if k in quantized else WIDE_BYTES) for k, v in parts.items())
 
     def weight_bytes(self, dtype: str = "bf16") -> float:
-        return self.total_params * BYTES_PER_PARAM[dtype]
+        """Bytes in memory with the decoder's quantized parts in `dtype` (a `quantization` format name); embeddings,
+        lm_head, routers and fusion layers stay 16 bit."""
+        rest = self.total_params - self.decoder_params()
+        return float(self._part_bytes(self.part_params(), dtype) + rest * WIDE_BYTES)
 
     def experts_touched(self, tokens: np.ndarray | float) -> np.ndarray | float:
         """Expected experts per layer that at least one of `tokens` routes to, assuming uniform top-k routing:
@@ -129,110 +234,13 @@ class ModelSpec:
         """Bytes of weights one forward step over `tokens` tokens streams from memory (embedding rows are
         gathered, not streamed; the lm_head and any fusion layer are streamed in full)."""
         return (self.layer_weight_bytes_read(tokens, dtype) + self.lm_head_bytes(dtype)
-                + self.fusion_params * BYTES_PER_PARAM[dtype])
+                + self.fusion_params * WIDE_BYTES)
 
     def layer_weight_bytes_read(self, tokens: np.ndarray | float, dtype: str = "bf16") -> np.ndarray:
         """Bytes of the decoder layers' weights a forward over `tokens` tokens streams (MoE: the experts touched)."""
-        return self.num_layers * self.layer_params(self.experts_touched(tokens)) * BYTES_PER_PARAM[dtype]
+        return self._part_bytes(self.part_params(self.experts_touched(tokens)), dtype) * self.pass_fraction
 
     def lm_head_bytes(self, dtype: str = "bf16") -> float:
-        """The output projection's bytes. AWQ/GPTQ checkpoints keep lm_head unquantized (16 bit); fp8 checkpoints
-        (compressed-tensors, vLLM's online fp8) also leave it in 16 bit."""
-        return self.lm_head_params * BYTES_PER_PARAM["bf16" if dtype in ("int4", "fp8") else dtype]
-
-    # --- KV cache and FLOPs -----------------------------------------------------------------------------
-    def kv_bytes_per_token(self, kv_dtype_bytes: float = 2.0) -> float:
-        """K and V for every layer: 2 · layers · kv_heads · head_dim · bytes (GQA shares K/V across query heads)."""
-        return 2 * self.num_layers * self.num_kv_heads * self.head_dim * kv_dtype_bytes
-
-    def attended_tokens(self, context: np.ndarray | float) -> np.ndarray:
-        """Context tokens summed over layers: sliding-window layers look back at most `sliding_window` tokens."""
-        context = np.asarray(context, dtype=float)
-        full = (self.num_layers - self.sliding_layers) * context
-        if not self.sliding_layers:
-            return full
-        return full + self.sliding_layers * np.minimum(context, self.sliding_window)
-
-    def kv_bytes_read(self, context: np.ndarray | float, kv_dtype_bytes: float = 2.0) -> np.ndarray:
-        """KV bytes one sequence reads per step at `context` tokens (every layer reads its whole window)."""
-        per_layer_token = 2 * self.num_kv_heads * self.head_dim * kv_dtype_bytes
-        return self.attended_tokens(context) * per_layer_token
-
-    def flops_per_token(self, context: np.ndarray | float) -> np.ndarray:
-        """Forward FLOPs for one token attending to `context` tokens (PaLM App. B): 2·N_active + 4·d_attn·Σ ctx,
-        logits and fusion included."""
-        return self.layer_flops_per_token(context) + 2.0 * (self.lm_head_params + self.fusion_params)
-
-    def layer_flops_per_token(self, context: np.ndarray | float) -> np.ndarray:
-        """The decoder layers' share: 2 FLOPs per active layer parameter, plus attention over the context."""
-        d_attn = self.num_heads * self.head_dim
-        active = self.num_layers * self.layer_params(self.experts_per_token)
-        return 2.0 * active + 4.0 * d_attn * self.attended_tokens(context)
-
-    def activation_bytes_per_token(self, act_dtype_bytes: float = 2.0) -> float:
-        """Hidden-state traffic per token through the decoder layers, unfused: each layer's six kernels (qkv,
-        attention, o, gate/up, act, down) read and write about 9·h + 6·I elements. Small next to weights except in
-        prefill. (The fp32 logits are written per sampled row: `logits_bytes_per_row`.)"""
-        inter = self.intermediate_size * self.experts_per_token
-        return self.num_layers * (9 * self.hidden_size + 6 * inter) * act_dtype_bytes
-
-    def logits_bytes_per_row(self) -> float:
-        """fp32 logits written for one sampled position."""
-        return 4.0 * (self.lm_head_vocab or self.vocab_size)
-
-
-def _kind(cfg: dict[str, Any]) -> str:
-    """An EAGLE head, as vLLM recognises one from its config: an architecture named for EAGLE (EagleLlamaForCausalLM,
-    LlamaForCausalLMEagle3, ...) or a reduced draft vocabulary (`draft_vocab_size`, EAGLE-3). A plain one-layer
-    config can be an EAGLE-1 head too; that is only known from --method eagle (resolve.check_pair)."""
-    eagle_arch = any("eagle" in str(a).lower() for a in cfg.get("architectures") or ())
-    return "eagle_head" if eagle_arch or cfg.get("draft_vocab_size") else "model"
-
-
-def spec_from_config(config: dict[str, Any], name: str, hf_id: str | None = None) -> ModelSpec:
-    """Build a ModelSpec from a config.json dict (plus our optional `_specadvisor` metadata block)."""
-    meta = config.get("_specadvisor", {})
-    cfg = config.get("text_config", config)  # multimodal configs nest the language model
-
-    def need(key: str) -> Any:
-        if key not in cfg or cfg[key] is None:
-            raise InputError(f"config.json for {name!r} has no {key!r}: is it a decoder-only language model?")
-        return cfg[key]
-
-    try:
-        hidden, heads = int(need("hidden_size")), int(need("num_attention_heads"))
-        layers = int(need("num_hidden_layers"))
-        window = cfg.get("sliding_window") if cfg.get("use_sliding_window", True) else None
-        if window and window >= cfg.get("max_position_embeddings", 0):
-            window = None  # a window as long as the context is no window
-        sliding = 0
-        if window:
-            # Gemma-2 alternates sliding and global layers; Mistral-style configs slide on every layer.
-            sliding = layers // 2 if cfg.get("model_type") == "gemma2" else layers
-        return ModelSpec(
-            name=meta.get("name", name),
-            hf_id=hf_id or meta.get("hf_id", name),
-            family=meta.get("family", cfg.get("model_type", "unknown")),
-            kind=meta.get("kind", _kind(cfg)),
-            vocab_size=int(need("vocab_size")),
-            hidden_size=hidden,
-            num_layers=layers,
-            num_heads=heads,
-            num_kv_heads=int(cfg.get("num_key_value_heads") or heads),
-            head_dim=int(cfg.get("head_dim") or hidden // heads),
-            intermediate_size=int(need("intermediate_size")),
-            num_experts=int(cfg.get("num_local_experts") or cfg.get("num_experts") or 1),
-            experts_per_token=int(cfg.get("num_experts_per_tok") or 1),
-            # Gemma's configs omit the key and its config class defaults to tied; others default to untied.
-            tied_embeddings=bool(cfg.get("tie_word_embeddings", cfg.get("model_type", "").startswith("gemma"))),
-            sliding_window=int(window) if window else None,
-            sliding_layers=sliding,
-            lm_head_vocab=int(cfg["draft_vocab_size"]) if cfg.get("draft_vocab_size") else None,
-            published_params_b=meta.get("published_params_b"),
-            trained_for=str(meta.get("target", "")),
-            max_context=int(cfg["max_position_embeddings"]) if cfg.get("max_position_embeddings") else None,
-        )
-    except (TypeError, ValueError) as exc:
-        if isinstance(exc, InputError):
-            raise
-        raise InputError(f"config.json for {name!r} has a malformed value: {exc}") from None
+        """The output projection's bytes: 16 bit in every format (AWQ/GPTQ, fp8, NVFP4 and MXFP4 checkpoints leave
+        lm_head unquantized; vLLM's ParallelLMHead takes no quantization method from them)."""
+        return self.lm_head_params * WIDE_BYTES

@@ -6,6 +6,7 @@ They are ranges on purpose, and a verdict built on one says so: measure yours (`
 from __future__ import annotations
 
 from advisor.errors import InputError
+from advisor.methods import TEXT_LOOKUP
 from advisor.model.acceptance import Acceptance
 
 # Greedy-decoding α for a same-family draft ~10-50x smaller than the target, as (low, high, source).
@@ -39,6 +40,14 @@ NGRAM_PRIORS: dict[str, tuple[float, float, float, str]] = {
 }
 
 
+# The target's own MTP layer, drafting one token: DeepSeek-AI 2024, DeepSeek-V3 Technical Report (arXiv 2412.19437),
+# §5.4.3: "the acceptance rate of the second token prediction ranges between 85% and 90% across various generation
+# topics" (one MTP module, k = 1). That is vLLM's first per-position rate, for every task alike. No published figure
+# covers the layer reused for later positions (vLLM warns it "may result in lower acceptance rate"), so the prior is
+# one position long: the advisor then chooses k = 1 (`advise.candidates`), and a --k beyond it extrapolates.
+MTP_PRIOR = (0.85, 0.90, "DeepSeek-V3 Technical Report §5.4.3: 85-90% of second-token predictions accepted")
+
+
 def _check(task: str) -> None:
     if task not in TASK_PRIORS:
         raise InputError(f"unknown --task {task!r}; choose one of {', '.join(TASK_PRIORS)}")
@@ -58,3 +67,24 @@ def from_ngram_task(task: str) -> Acceptance:
     low, high, share, cite = NGRAM_PRIORS[task]
     return Acceptance((low + high) / 2, low, high, f"n-gram task prior '{task}' α {low:.2f}-{high:.2f} on the "
                       f"{share:.0%} of steps that find a match ({cite})", prior=True, match_share=share)
+
+
+def from_mtp(task: str) -> Acceptance:
+    """An MTP layer's greedy acceptance at the first draft position (`MTP_PRIOR`), the same for every task."""
+    _check(task)
+    low, high, cite = MTP_PRIOR
+    mid = (low + high) / 2
+    return Acceptance(mid, low, high, f"MTP prior α {low:.2f}-{high:.2f} at the first draft position, any task "
+                      f"({cite}); nothing published past it: measure for k > 1", per_position=(mid,), prior=True)
+
+
+def for_method(method: str, task: str) -> Acceptance:
+    """The prior a method gets when nothing was measured: text lookups (ngram, ngram_gpu, suffix) the n-gram priors,
+    since each drafts only where the text repeats, which they describe by a match share and α (suffix trees also
+    match earlier outputs, so for repetitive traffic these are conservative); an MTP layer its own; every other
+    drafter the task priors."""
+    if method in TEXT_LOOKUP:
+        return from_ngram_task(task)
+    if method == "mtp":
+        return from_mtp(task)
+    return from_task(task)

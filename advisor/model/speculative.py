@@ -1,7 +1,8 @@
 """Speculative decoding timing: one draft-then-verify iteration, per method, and the speedups it buys.
 
 One iteration for every running sequence (Leviathan et al. 2023, Algorithm 1, as vLLM's V1 engine runs it):
-  1. the drafter proposes k tokens: k small forward steps (draft_model, eagle) or a CPU lookup (ngram);
+  1. the drafter proposes k tokens: k small forward steps (draft_model, eagle, eagle3, mtp) or a lookup in the text
+     (ngram, ngram_gpu, suffix; `methods` says how each is modelled);
   2. the target scores all k+1 positions in one step with q = k+1 new tokens per sequence;
   3. rejection sampling keeps E tokens on average (see `acceptance.expected_tokens`; a finite output gets a little
      less, its last step cut at max_tokens: see `truncation`).
@@ -15,13 +16,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from advisor.methods import MODELLED, TEXT_LOOKUP
 from advisor.model import truncation
 from advisor.model.acceptance import expected_tokens, survival
 from advisor.model.costmodel import EngineCost, chunks, draft_pass, prefill_time, repeat_pass, step_time
 from advisor.model.modelspec import ModelSpec
 from advisor.vllm import draft_slots
 
-METHODS = ("draft_model", "ngram", "eagle")
+METHODS = tuple(MODELLED)
 
 
 def walltime_improvement(alpha, k, cost_ratio) -> np.ndarray:
@@ -38,7 +40,7 @@ class Setup:
     target: ModelSpec
     target_cost: EngineCost
     method: str  # one of METHODS
-    draft: ModelSpec | None = None  # the draft model or EAGLE head; None for ngram
+    draft: ModelSpec | None = None  # the draft model, EAGLE head or MTP head; None for a text lookup (ngram, ...)
     draft_cost: EngineCost | None = None  # its engine cost (same engine, so usually the target's rates)
     tp: int = 1  # tensor-parallel GPUs (vLLM requires draft TP = target TP for draft_model)
     cost_ratio: float | None = None  # expert override: draft step time / target decode step time
@@ -52,7 +54,7 @@ class Setup:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
         if not 0.0 < self.draft_share <= 1.0:
             raise ValueError(f"draft_share must be in (0, 1], got {self.draft_share}")
-        if self.method != "ngram" and self.cost_ratio is None and (self.draft is None or self.draft_cost is None):
+        if self.method not in TEXT_LOOKUP and self.cost_ratio is None and (self.draft is None or self.draft_cost is None):
             raise ValueError(f"method {self.method!r} needs a draft model and its cost (or a cost_ratio)")
 
     def decode_step(self, batch, context) -> np.ndarray:
@@ -90,13 +92,19 @@ class Setup:
         inside the target's engine step (`gpu_model_runner.sample_tokens` -> `propose_draft_token_ids` ->
         `SpecDecodeBaseProposer.propose`): the first over `first_pass_tokens`, the other k-1 over one token each,
         every pass sampling one row per sequence (`costmodel.draft_pass`). An EAGLE-1 head runs its fusion layer in
-        every pass, an EAGLE-3 head only in the first (`ModelSpec.fusion_params`). n-gram is a CPU lookup,
+        every pass, an EAGLE-3 head only in the first (`ModelSpec.fusion_params`). An MTP head (`drafters.mtp_head`)
+        is the same chain: its eh_proj and its one MTP layer in every pass, the layer reused for passes 2..k
+        (`propose` passes no spec_step_idx, so deepseek_mtp.py `DeepSeekMultiTokenPredictor.forward` takes
+        layer 0 % num_mtp_layers; vLLM warns "will run multiple times of forward on same MTP layer"; model runner
+        V2's `MTPSpeculator` runs the same chain). n-gram is a CPU lookup,
         ngram_overhead + ngram_seq_overhead·B (vllm/v1/spec_decode/ngram_proposer.py, `NgramProposer`)."""
         k = np.asarray(k, dtype=float)
         batch = np.asarray(batch, dtype=float)
         if self.cost_ratio is not None:
             return k * self.cost_ratio * self.decode_step(batch, context)
-        if self.method == "ngram":
+        if self.method in TEXT_LOOKUP:
+            # ngram_gpu and suffix have no measured proposer cost of their own: the CPU n-gram proposer's (µs against
+            # ms-long steps) stands in for the GPU kernel (ngram_proposer_gpu.py) and the suffix-tree walk
             cost = self.target_cost
             return np.where(k > 0, cost.ngram_overhead + cost.ngram_seq_overhead * batch, 0.0)
         q1 = self.first_pass_tokens(k)
@@ -131,7 +139,7 @@ class Setup:
         every target step, so the first verification already has drafts): a draft model's first pass runs over the
         prompt (an EAGLE head's over the target's hidden states of it, fused), in the same chunks as the target's
         prefill, then k-1 one-token passes. n-gram indexes the prompt on the CPU for free."""
-        if self.method == "ngram":
+        if self.method in TEXT_LOOKUP:
             return np.zeros(np.broadcast(np.asarray(batch), np.asarray(prompt_len)).shape)
         if self.cost_ratio is not None:
             return self.cost_ratio * prefill_time(self.target, self.target_cost, batch, prompt_len, self.tp)

@@ -2,23 +2,29 @@
 
 `costs_for` is what `recommend` calls on every run. Without --calibration it scans profiles/calibrations/*.json, and
 a profile applies when its hardware slug equals the --gpu profile's and its target's (and draft's) architecture
-numbers equal the models'. Profiles are read with the json module alone: the pydantic schema that writes them
-(calibration/calibrate/profile_file.py) would add ~0.2 s to every recommend's start-up, so the few values read
-here are type-checked here.
+numbers equal the models'; of those, the one measured at the tensor-parallel size asked for, else at the nearest
+(its per-GPU rates and measured all-reduce carry over; cost_source says it extrapolates). Profiles are read with
+the json module alone: the pydantic schema that writes them (calibration/calibrate/profile_file.py) would add
+~0.2 s to every recommend's start-up, so the few values read here are type-checked here.
 """
 
 from __future__ import annotations
 
 import json
+import math
+from dataclasses import replace
 from pathlib import Path
 
 from advisor.errors import InputError
-from advisor.model.costmodel import EngineCost, calibrated_fields
+from advisor.model.costmodel import DEFAULT_ALLREDUCE_LATENCY_S, EngineCost, calibrated_fields
 from advisor.model.hardware import Hardware
 from advisor.model.modelspec import ModelSpec
 from advisor.profiles.catalog import profiles_dir
 
-SCHEMA_VERSION = 1
+# 2: tensor parallelism (settings.tensor_parallel_size, the measured `allreduce` block). Version 1 profiles were all
+# measured at TP = 1 and read as such; a reader of version 1 alone would take a TP profile for a TP = 1 one.
+SCHEMA_VERSION = 2
+READS = (1, 2)
 KIND = "specadvisor-calibration"
 ARCH_FIELDS = ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim", "intermediate_size", "vocab_size",
                "num_experts")
@@ -57,9 +63,9 @@ def read(path: str | Path) -> dict:
         raise InputError(f"calibration profile {path} is not valid JSON ({exc})") from None
     if not isinstance(raw, dict) or raw.get("kind") != KIND:
         raise InputError(f"{path} is not a specadvisor calibration profile")
-    if raw.get("schema_version") != SCHEMA_VERSION:
+    if raw.get("schema_version") not in READS:
         raise InputError(f"{path} has calibration schema version {raw.get('schema_version')}; this specadvisor "
-                         f"reads version {SCHEMA_VERSION}: recalibrate")
+                         f"reads versions {', '.join(map(str, READS))}: recalibrate")
     return raw
 
 
@@ -68,16 +74,17 @@ def cost_of(fit: dict) -> EngineCost:
     return EngineCost(**{f.name: f.type(fit[f.name]) for f in calibrated_fields() if f.name in fit})
 
 
-def costs_for(path: str | None, target: ModelSpec, draft: ModelSpec | None,
-              hw: Hardware | None) -> tuple[EngineCost, EngineCost | None, str] | None:
-    """(target cost, draft cost or None, cost_source) from a calibration, or None when none applies.
+def costs_for(path: str | None, target: ModelSpec, draft: ModelSpec | None, hw: Hardware | None,
+              tp: int = 1) -> tuple[EngineCost, EngineCost | None, str] | None:
+    """(target cost, draft cost or None, cost_source) from a calibration, or None when none applies, for `tp`
+    GPUs of tensor parallelism.
 
     Given a path, the profile must be fitted and its models must match (InputError otherwise); it is used even if
-    it was measured on other hardware than --gpu, and cost_source says so. Given None, profiles/calibrations is
-    searched for one measured on `hw` for these models."""
+    it was measured on other hardware than --gpu, or at another TP, and cost_source says so. Given None,
+    profiles/calibrations is searched for one measured on `hw` for these models (`find`)."""
     auto = path is None
     if auto:
-        path = find(target, draft, hw)
+        path = find(target, draft, hw, tp)
         if path is None:
             return None
     profile = _checked(read(path), path)
@@ -103,7 +110,37 @@ def costs_for(path: str | None, target: ModelSpec, draft: ModelSpec | None,
               f"{100 * worst:.1f}%)")
     if hw is not None and profile["hardware"] != hw.slug:  # None: a re-analysis, on whatever machine
         source += f"; measured on {profile['hardware']}, not on {hw.slug}: memory limits still come from {hw.slug}"
-    return cost_of(fitted), (cost_of(fits[1]) if draft is not None else None), source
+    link, note = allreduce_terms(profile, hw, tp)
+    return (replace(cost_of(fitted), **link), (replace(cost_of(fits[1]), **link) if draft is not None else None),
+            source + note)
+
+
+def tp_of(raw: dict) -> int:
+    """The tensor-parallel size a profile was measured at (1 for version-1 profiles, which predate the setting);
+    0 when it is not a positive whole number (`_checked` says so; `find` passes over such a file)."""
+    settings = raw.get("settings")
+    value = settings.get("tensor_parallel_size", 1) if isinstance(settings, dict) else 1
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def allreduce_terms(raw: dict, hw: Hardware | None, tp: int) -> tuple[dict[str, float], str]:
+    """(EngineCost's link_bandwidth and allreduce_latency, what cost_source adds) for a profile used at `tp`: the
+    all-reduce it measured, else (a TP = 1 profile used at TP > 1) the datasheet link and the default latency."""
+    measured = tp_of(raw)
+    fit = (raw.get("allreduce") or {}).get("fit")
+    if fit is not None:
+        link = {"link_bandwidth": float(fit["link_bandwidth"]), "allreduce_latency": float(fit["allreduce_latency"])}
+        said = (f"; measured at TP={measured} (all-reduce {link['allreduce_latency'] * 1e6:.3g} µs + message at "
+                f"{link['link_bandwidth'] / 1e9:.3g} GB/s)")
+    elif tp > 1 and hw is not None:
+        link = {"link_bandwidth": hw.interconnect_gbs * 1e9}
+        said = (f"; measured at TP={measured}: its all-reduce from the datasheet ({hw.interconnect_gbs:g} GB/s link, "
+                f"{DEFAULT_ALLREDUCE_LATENCY_S * 1e6:g} µs per call)")
+    else:
+        return {}, ""
+    if measured != tp:
+        said += f", extrapolated to TP={tp}"
+    return link, said
 
 
 def newest_fit_on(slug: str) -> tuple[EngineCost, str] | None:
@@ -115,11 +152,13 @@ def newest_fit_on(slug: str) -> tuple[EngineCost, str] | None:
     return cost_of(_checked(raw, path)["target"]["fit"]), f"the fit in {path.name}"
 
 
-def find(target: ModelSpec, draft: ModelSpec | None, hw: Hardware) -> Path | None:
-    """The newest fitted profile in profiles/calibrations measured on `hw` for these models, or None."""
+def find(target: ModelSpec, draft: ModelSpec | None, hw: Hardware, tp: int = 1) -> Path | None:
+    """The fitted profile in profiles/calibrations measured on `hw` for these models at the tensor-parallel size
+    nearest `tp` (by ratio: TP=2 is as near to 4 as 8 is), the newest of those; or None."""
     want_target, want_draft = arch_of(target), (arch_of(draft) if draft is not None else None)
-    found = [(created, path) for created, path, raw in _fitted_on(hw.slug) if _matches(raw, want_target, want_draft)]
-    return max(found)[1] if found else None
+    found = [(-abs(math.log2(tp_of(raw) / tp)), created, path) for created, path, raw in _fitted_on(hw.slug)
+             if tp_of(raw) and _matches(raw, want_target, want_draft)]
+    return max(found)[2] if found else None
 
 
 def _matches(raw: dict, target_arch: dict, draft_arch: dict | None) -> bool:
@@ -159,6 +198,19 @@ def _checked(raw: dict, path: str | Path) -> dict:
         need(raw, key, kind)
     need(raw, "note", str, optional=True)
     need(raw, "draft", _OPTIONAL_OBJECT, optional=True)
+    need(raw, "settings", dict, optional=True)
+    if not tp_of(raw):
+        raise InputError(f"calibration profile {path} is malformed at settings.tensor_parallel_size: Input should be "
+                         "a positive integer")
+    need(raw, "allreduce", _OPTIONAL_OBJECT, optional=True)
+    if (raw.get("allreduce") or {}).get("fit") is not None:
+        need(raw["allreduce"], "allreduce.fit", dict)
+        for key in ("allreduce_latency", "link_bandwidth"):
+            need(raw["allreduce"]["fit"], f"allreduce.fit.{key}", _NUMBER)
+        link = raw["allreduce"]["fit"]
+        if link["link_bandwidth"] <= 0 or link["allreduce_latency"] < 0:
+            raise InputError(f"calibration profile {path} is malformed at allreduce.fit: the link bandwidth must be "
+                             "positive and the latency not negative")
     for role in ("target", "draft"):
         run = raw.get(role)
         if run is None:

@@ -13,8 +13,9 @@ from functools import cache
 from pathlib import Path
 
 from advisor.errors import InputError
+from advisor.model.config_reader import spec_from_config
 from advisor.model.hardware import Hardware
-from advisor.model.modelspec import ModelSpec, spec_from_config
+from advisor.model.modelspec import ModelSpec
 
 
 @cache

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -102,7 +101,7 @@ class Deployment(Strict):
     tensor_parallel: int = Field(1, gt=0)  # GPUs per vLLM instance (replica)
     target: str  # model profile name or directory
     draft: str | None = None  # draft model / EAGLE head (default: chosen as `recommend` does)
-    method: Literal["draft_model", "ngram", "eagle"] = "draft_model"
+    method: str = "draft_model"  # any method `specadvisor list methods` models (resolve refuses the others)
     usd_per_gpu_hour: float | None = Field(None, ge=0)
     gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
     # caps concurrency per replica; None: what `vllm serve` sets for the GPU's class (advisor.vllm.batch_defaults)

@@ -62,8 +62,9 @@ class Point:
         return self.context + 1 + (DECODE_STEPS - 1) / 2 if self.kind == "decode" else float(self.context)
 
 
-def predict(model: ModelSpec, cost: EngineCost, points: list[Point], chunk_tokens: int) -> np.ndarray:
-    """The advisor's cost model at every point, seconds (the same functions `recommend` uses)."""
+def predict(model: ModelSpec, cost: EngineCost, points: list[Point], chunk_tokens: int, tp: int = 1) -> np.ndarray:
+    """The advisor's cost model at every point, seconds (the same functions `recommend` uses), on `tp` GPUs of
+    tensor parallelism (each step then pays its all-reduces: costmodel.allreduce_time)."""
     if not points:
         return np.zeros(0)
     batch = np.array([p.batch for p in points], dtype=float)
@@ -73,10 +74,10 @@ def predict(model: ModelSpec, cost: EngineCost, points: list[Point], chunk_token
     is_decode = np.array([p.kind == "decode" for p in points])
     # a verify point is B new requests of q tokens on a cached prefix: logits at their last positions, and a uniform
     # decode-shaped batch (one CUDA graph) only when q = 1 (vLLM's uniform_decode_query_len without speculation)
-    step = np.where(is_decode, step_time(model, cost, batch, q, context),
-                    np.where(q == 1, step_time(model, cost, batch, q, context, sampled=batch),
-                             step_time(model, cost, batch, q, context, sampled=batch, uniform=False)))
-    return np.where(is_prefill, prefill_time(model, cost, batch, q, chunk_tokens=chunk_tokens), step)
+    step = np.where(is_decode, step_time(model, cost, batch, q, context, tp),
+                    np.where(q == 1, step_time(model, cost, batch, q, context, tp, sampled=batch),
+                             step_time(model, cost, batch, q, context, tp, sampled=batch, uniform=False)))
+    return np.where(is_prefill, prefill_time(model, cost, batch, q, tp, chunk_tokens=chunk_tokens), step)
 
 
 def _ladder(low: int, high: int, factor: int = 4) -> list[int]:
@@ -118,18 +119,18 @@ def held_out(points: list[Point], every: int = 4) -> list[bool]:
 
 
 def estimate_seconds(model: ModelSpec, cost: EngineCost, points: list[Point], repeats: int,
-                     chunk_tokens: int) -> float:
+                     chunk_tokens: int, tp: int = 1) -> float:
     """Engine time the grid should take (start-up excluded): every repeat of every point, plus priming the
     prefixes (one prefill of B_max × L_max tokens), by the given cost model."""
     if not points:
         return 0.0
-    times = predict(model, cost, points, chunk_tokens)
+    times = predict(model, cost, points, chunk_tokens, tp)
     per_point = np.array([DECODE_STEPS + 1 if p.kind == "decode" else 1 for p in points]) * times * repeats
     cached = [p for p in points if p.kind != "prefill" and p.context > 0]
     prime = 0.0
     if cached:
         b, c = max(p.batch for p in cached), max(p.context for p in cached)
-        prime = float(prefill_time(model, cost, b, c, chunk_tokens=chunk_tokens))
+        prime = float(prefill_time(model, cost, b, c, tp, chunk_tokens=chunk_tokens))
     return float(per_point.sum() + prime)
 
 

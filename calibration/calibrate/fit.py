@@ -12,6 +12,8 @@ should weigh the same on a 5 ms decode step as on a 2 s prefill. A robust loss (
 The unknowns are EngineCost's fitted fields (their metadata says in which unit, bounds and start), then the
 admission cost, which only the benchmark pays.
 
+At tensor parallelism N > 1 every step also pays 2·layers all-reduces; their two terms are measured on their own
+(allreduce.py: the per-call latency would be one more per-step constant here) and held fixed in the step fit.
 A profile's fit (`fit_profile`) takes every model's points at their time with the drift between rounds taken out
 (`rounds.point_times`) and is judged on its held-out points: saved as "fitted" when every model's held-out median error is within MAX_HELDOUT_MEDIAN_ERROR, else
 as "unfit" with the reason; the raw samples are kept either way, so a fit can be redone (`fit_profile` again) or more
@@ -29,7 +31,7 @@ from scipy.optimize import least_squares
 from advisor.errors import InputError
 from advisor.model.costmodel import Calibrated, EngineCost, calibrated_fields
 from advisor.model.modelspec import ModelSpec
-from calibration.calibrate import bench
+from calibration.calibrate import allreduce, bench
 from calibration.calibrate import profile_file as prof
 from calibration.calibrate.bench import Point, predict
 from calibration.calibrate.measure import point_of
@@ -106,13 +108,13 @@ def held_fixed(cpu: bool) -> dict[str, float]:
 
 
 def measured_time(model: ModelSpec, cost: EngineCost, admission: tuple[float, float], points: list[Point],
-                  chunk_tokens: int) -> np.ndarray:
+                  chunk_tokens: int, tp: int = 1) -> np.ndarray:
     """What the benchmark should read: the advisor's step time, plus, for points timed as freshly admitted requests
     (prefill, verify), the admission cost (scheduling new requests, allocating their blocks, the prefix-cache
     lookup) that a running decode or verification step does not pay. Fitting it keeps it out of EngineCost."""
     admitted = np.array([p.admitted for p in points])
     batch = np.array([p.batch for p in points], dtype=float)
-    return predict(model, cost, points, chunk_tokens) + admitted * (admission[0] + admission[1] * batch)
+    return predict(model, cost, points, chunk_tokens, tp) + admitted * (admission[0] + admission[1] * batch)
 
 
 def _starts(model: ModelSpec, points: list[Point], times: np.ndarray, weight_dtype: str,
@@ -141,10 +143,10 @@ def outliers(miss: np.ndarray, train: np.ndarray) -> np.ndarray:
 
 
 def fit_cost(model: ModelSpec, points: list[Point], times, heldout: list[bool], chunk_tokens: int,
-             weight_dtype: str = "bf16", fixed: dict | None = None) -> Fit:
+             weight_dtype: str = "bf16", fixed: dict | None = None, tp: int = 1) -> Fit:
     """Least-squares fit of the EngineCost parameters the grid identifies (`GRID`), and the admission cost, to
-    `times` (seconds, one per point) on the points not held out; errors reported on both sets. `fixed`: values of
-    other EngineCost fields (default: theirs). With fewer than two training points per unknown, the OPTIONAL ones
+    `times` (seconds, one per point, measured on `tp` GPUs) on the points not held out; errors reported on both sets.
+    `fixed`: values of other EngineCost fields (default: theirs; at tp > 1 the measured all-reduce terms). With fewer than two training points per unknown, the OPTIONAL ones
     are held at their defaults (`Fit.held`) before the fit is refused."""
     fixed = dict(fixed or {})
     times = np.asarray(times, dtype=float)
@@ -164,7 +166,8 @@ def fit_cost(model: ModelSpec, points: list[Point], times, heldout: list[bool], 
     upper = [np.log(how.bounds[1]) if how.log else how.bounds[1] for how in unknowns]
 
     def model_at(x: np.ndarray, chosen: list[Point]) -> np.ndarray:
-        return measured_time(model, _cost(x, weight_dtype, fixed, grid), _admission(x, grid), chosen, chunk_tokens)
+        return measured_time(model, _cost(x, weight_dtype, fixed, grid), _admission(x, grid), chosen, chunk_tokens,
+                             tp)
 
     def solve(use: np.ndarray, starts: list[np.ndarray]):
         chosen = [p for p, u in zip(points, use) if u]
@@ -192,6 +195,13 @@ def fit_profile(profile: prof.Profile, specs: dict, path: Path | None = None) ->
     A profile measured without a GPU (NVML named none) is a CPU's."""
     problems = []
     cpu = not profile.device.get("gpu")
+    tp = int(profile.settings.get("tensor_parallel_size", 1))
+    fixed = held_fixed(cpu)
+    if tp > 1:
+        try:
+            fixed.update(_allreduce_fit(profile))
+        except FitError as exc:
+            problems.append(f"all-reduce: {exc}")
     for role, run in (("target", profile.target), ("draft", profile.draft)):
         if run is None:
             continue
@@ -200,10 +210,12 @@ def fit_profile(profile: prof.Profile, specs: dict, path: Path | None = None) ->
             continue
         points = [point_of(m) for m in run.points]
         dtype = WEIGHT_DTYPES.get(str(run.engine.get("dtype", "bfloat16")), "bf16")
+        if tp > 1 and "link_bandwidth" not in fixed:
+            continue  # without the all-reduce terms the steps cannot be fitted (said above)
         try:
             fit = fit_cost(specs[role], points, point_times([m.samples for m in run.points]),
                            [m.heldout for m in run.points], run.chunk_tokens, weight_dtype=dtype,
-                           fixed=held_fixed(cpu))
+                           fixed=fixed, tp=tp)
         except FitError as exc:
             problems.append(f"{role}: {exc}")
             continue
@@ -226,3 +238,18 @@ def fit_profile(profile: prof.Profile, specs: dict, path: Path | None = None) ->
     if problems:
         raise InputError(f"measurements too noisy to fit ({profile.note}); the raw data is kept in {path}: rerun on "
                          "a quieter machine, or add rounds with --repeats N --resume")
+
+
+def _allreduce_fit(profile: prof.Profile) -> dict[str, float]:
+    """Fit a TP profile's measured all-reduce ladder, store the fit in it, and return the two EngineCost fields the
+    step fit then holds fixed."""
+    block = profile.allreduce
+    if block is None or any(not p.samples for p in block.points):
+        raise FitError("the all-reduce was not measured")
+    try:
+        fit = allreduce.fit_block(block.model_dump())
+    except ValueError as exc:
+        raise FitError(str(exc)) from None
+    block.fit = prof.AllReduceFitted(allreduce_latency=fit.allreduce_latency, link_bandwidth=fit.link_bandwidth,
+                                     median_error=fit.median_error, worst_error=fit.worst_error)
+    return {"allreduce_latency": fit.allreduce_latency, "link_bandwidth": fit.link_bandwidth}

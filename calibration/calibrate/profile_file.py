@@ -59,6 +59,27 @@ class ModelRun(Strict):
     fit: FittedCost | None = None
 
 
+class AllReducePoint(Strict):
+    tokens: int = Field(ge=1)  # rows of the hidden-state tensor all-reduced
+    bytes: int = Field(ge=1)  # its size: tokens × hidden × bytes per element
+    samples: list[float] = []  # seconds per call (the slowest rank's), one per barrier-synchronised burst
+
+
+class AllReduceFitted(Strict):
+    allreduce_latency: float = Field(ge=0)  # s per call (EngineCost.allreduce_latency)
+    link_bandwidth: float = Field(gt=0)  # bytes/s (EngineCost.link_bandwidth)
+    median_error: float  # |predicted/measured - 1| over the ladder
+    worst_error: float
+
+
+class AllReduce(Strict):
+    """vLLM's tensor-parallel all-reduce timed in the target's engine (calibration/calibrate/allreduce.py)."""
+
+    tensor_parallel_size: int = Field(ge=2)
+    points: list[AllReducePoint]
+    fit: AllReduceFitted | None = None
+
+
 class Profile(Strict):
     kind: Literal["specadvisor-calibration"] = KIND
     schema_version: int
@@ -70,6 +91,7 @@ class Profile(Strict):
     settings: dict[str, Any]  # the grid's parameters and flags, for --resume and for reproduction
     target: ModelRun
     draft: ModelRun | None = None
+    allreduce: AllReduce | None = None  # measured when settings.tensor_parallel_size > 1
     note: str = ""  # why it is unfit, when it is
 
 

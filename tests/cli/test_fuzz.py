@@ -81,8 +81,7 @@ def _run(argv: list[str]) -> tuple[int | str, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
             mock.patch("calibration.engine.vllm_engine._import_llm", _stop), \
-            mock.patch("calibration.validation.run.make_pair", _stop), \
-            mock.patch("calibration.validation.write.make_pair", _stop):
+            mock.patch("calibration.validation.run.make_pair", _stop):
         try:
             code = main(argv)
         except EngineStarted:

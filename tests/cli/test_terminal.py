@@ -90,13 +90,13 @@ def test_every_help_fits_80_columns(path, capsys):
 def test_list_without_a_kind_says_what_to_type(capsys):
     assert main(["list"]) == 2
     err = capsys.readouterr().err
-    assert err == "specadvisor: error: say what to list: hardware, models or tasks (e.g. `specadvisor list hardware`)\n"
+    assert err == "specadvisor: error: say what to list: hardware, models, methods or tasks (e.g. `specadvisor list hardware`)\n"
 
 
 def test_usage_errors_are_one_line_without_tabs(capsys):
     assert main(["list", "gpus"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "\t" not in err and "'hardware', 'models', 'tasks'" in err
+    assert err.count("\n") == 1 and "\t" not in err and "'hardware', 'models', 'methods', 'tasks'" in err
 
 
 def test_list_tasks_names_every_prior(capsys):

@@ -27,3 +27,20 @@ def test_ngram_has_its_own_priors_for_every_task_with_a_share_of_steps_without_a
 def test_unknown_task_is_one_clear_error(make):
     with pytest.raises(InputError, match="unknown --task 'poetry'"):
         make("poetry")
+
+
+def test_mtp_prior_covers_the_first_position_only():
+    # DeepSeek-V3 report §5.4.3: 85-90% of second-token predictions accepted; midpoint 0.875
+    prior = priors.for_method("mtp", "chat")
+    assert (prior.low, prior.alpha, prior.high) == pytest.approx((0.85, 0.875, 0.90))
+    assert prior.per_position == pytest.approx((0.875,)) and prior.prior
+    assert priors.for_method("mtp", "code").alpha == prior.alpha  # the same for every task
+    # at k = 1: E = 1 + 0.875 = 1.875 tokens per step
+    assert float(prior.expected_tokens(1)) == pytest.approx(1.875)
+
+
+def test_text_lookups_share_the_ngram_priors_and_heads_the_task_priors():
+    for method in ("ngram", "ngram_gpu", "suffix"):
+        assert priors.for_method(method, "code") == priors.from_ngram_task("code")
+    for method in ("eagle", "eagle3", "draft_model"):
+        assert priors.for_method(method, "code") == priors.from_task("code")

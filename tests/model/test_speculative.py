@@ -215,3 +215,58 @@ def test_long_context_at_large_batch_is_kv_bound_so_the_gain_rises_with_context(
         speedups = [_best(setup, 64, context) for context in (512, 2048, 8192, 32_000)]
         assert speedups == sorted(speedups) and len(set(speedups)) == 4
         assert speedups[-1] > 1.0
+
+
+# --- the methods beyond draft_model / ngram / eagle ------------------------------------------------------------------
+
+def test_mtp_drafts_k_chained_passes_of_its_one_reused_layer(llama8b, rtx6000):
+    """vLLM runs an MTP drafter as EAGLE's chain: the first pass over the k+1 verified tokens, then k-1 one-token
+    passes, every pass through the same (only) MTP layer and its eh_proj, which is fused in every pass."""
+    from dataclasses import replace
+
+    from advisor.model.drafters import mtp_head
+
+    target = replace(llama8b, mtp_layers=1)
+    head = mtp_head(target)
+    cost = EngineCost.from_datasheet(rtx6000)
+    setup = Setup(target, cost, "mtp", draft=head, draft_cost=cost)
+    # k = 1: one pass over 1 + 1 = 2 tokens per sequence, 8 sequences, all 16 through eh_proj
+    assert float(setup.draft_time(1, 8, 2000)) == pytest.approx(
+        float(draft_pass(head, cost, 8, 2, 2000, fusion_tokens=16)))
+    # k = 3: 4 tokens first, then 2 more passes of 1 token over the same layer (context one further), 8 fused each
+    first = draft_pass(head, cost, 8, 4, 2000, fusion_tokens=32)
+    rest = draft_pass(head, cost, 8, 1, 2001, fusion_tokens=8)
+    assert float(setup.draft_time(3, 8, 2000)) == pytest.approx(float(first + 2 * rest))
+    # the head itself: one decoder layer of the target (4096 x 6144 + 4096 x 4096 attention, 3 x 4096 x 14336 MLP:
+    # 218,103,808) plus eh_proj, 2 x 4096 x 4096 = 33,554,432 weights
+    assert head.num_layers == 1 and head.embedding_params == 0
+    assert head.fusion_params == 33_554_432
+    assert head.total_params == 218_103_808 + 33_554_432
+
+
+def test_eagle3_fuses_only_in_the_first_pass(llama8b, rtx6000):
+    head = load_model("eagle3-llama3.3-instruct-70b")
+    target = load_model("llama-3.3-70b-instruct")
+    cost = EngineCost.from_datasheet(rtx6000)
+    setup = Setup(target, cost, "eagle3", draft=head, draft_cost=cost)
+    # k = 3: 4 tokens per sequence through the 3h x h fusion in pass one; passes two and three fuse nothing
+    first = draft_pass(head, cost, 2, 4, 900, fusion_tokens=8)
+    rest = draft_pass(head, cost, 2, 1, 901, fusion_tokens=0.0)
+    assert float(setup.draft_time(3, 2, 900)) == pytest.approx(float(first + 2 * rest))
+    assert float(setup.draft_time(3, 2, 900)) == pytest.approx(
+        float(Setup(target, cost, "eagle", draft=head, draft_cost=cost).draft_time(3, 2, 900)))
+
+
+@pytest.mark.parametrize("method", ["ngram", "ngram_gpu", "suffix"])
+def test_text_lookups_cost_the_lookup_and_no_draft_prefill(llama8b, rtx6000, method):
+    cost = EngineCost.from_datasheet(rtx6000).with_overheads(ngram_overhead=50e-6, ngram_seq_overhead=1e-6)
+    setup = Setup(llama8b, cost, method)
+    # 50 µs + 8 x 1 µs = 58 µs, whatever k
+    assert float(setup.draft_time(4, 8, 1000)) == pytest.approx(58e-6)
+    assert float(setup.draft_time(0, 8, 1000)) == 0.0
+    assert float(setup.draft_prefill(8, 1000, 4)) == 0.0
+
+
+def test_unknown_method_is_refused_by_setup(llama8b, rtx6000):
+    with pytest.raises(ValueError):
+        Setup(llama8b, EngineCost.from_datasheet(rtx6000), "medusa")

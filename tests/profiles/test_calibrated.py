@@ -9,8 +9,9 @@ import pytest
 
 from advisor.cli.app import main
 from advisor.errors import InputError
+from advisor.model.config_reader import spec_from_config
 from advisor.model.costmodel import calibrated_fields
-from advisor.model.modelspec import spec_from_config
+from advisor.profiles import calibrated
 from advisor.profiles.calibrated import calibrations_dir, costs_for, newest_fit_on, read
 from advisor.profiles.catalog import load_hardware
 from calibration.engine.tinymodels import TINY_TARGET
@@ -84,3 +85,57 @@ def test_the_shipped_cpu_calibration_is_found_for_the_tiny_pair_on_its_hardware(
     assert code == 0
     source = json.loads(capsys.readouterr().out)["cost_source"]
     assert "profiles/calibrations/" in source and "matched automatically" in source
+
+
+def _tp_folder(tmp_path, monkeypatch, sizes: dict[str, int]) -> dict[str, str]:
+    """profiles/calibrations replaced by copies of the shipped profile measured at the given TP sizes (name -> TP), each
+    TP > 1 one with an all-reduce of 12 µs per call and a 3 GB/s link; recommend's search then sees only them."""
+    folder = tmp_path / "calibrations"
+    folder.mkdir()
+    for name, tp in sizes.items():
+        raw = json.loads(SHIPPED.read_text())
+        if tp > 1:
+            raw.update(schema_version=2, allreduce={"tensor_parallel_size": tp, "points": [], "fit": {
+                "allreduce_latency": 12e-6, "link_bandwidth": 3e9, "median_error": 0.02, "worst_error": 0.05}})
+            raw["settings"]["tensor_parallel_size"] = tp
+        raw["created"] = f"2026-12-0{tp}T00:00:00+00:00"  # the TP=2 one is the newest: matching must not pick by date
+        (folder / f"{name}.json").write_text(json.dumps(raw))
+    monkeypatch.setattr(calibrated, "calibrations_dir", lambda: folder)
+    return {name: str(folder / f"{name}.json") for name in sizes}
+
+
+def _tiny():
+    return spec_from_config(json.loads(SHIPPED.read_text())["target"]["config"], "t")
+
+
+def test_recommend_at_a_tp_uses_the_profile_measured_at_it(tmp_path, monkeypatch):
+    paths = _tp_folder(tmp_path, monkeypatch, {"tp1": 1, "tp2": 2})
+    hw = load_hardware(HW)
+    cost, _, source = costs_for(None, _tiny(), None, hw, tp=1)
+    assert paths["tp1"] in source and "TP=" not in source  # a TP=1 profile at TP=1: as before
+    cost, _, source = costs_for(None, _tiny(), None, hw, tp=2)
+    assert paths["tp2"] in source and source.endswith("; measured at TP=2 (all-reduce 12 µs + message at 3 GB/s)")
+    assert (cost.allreduce_latency, cost.link_bandwidth) == (12e-6, 3e9)
+
+
+def test_at_a_tp_nobody_measured_the_nearest_profile_is_used_and_it_says_it_extrapolates(tmp_path, monkeypatch):
+    paths = _tp_folder(tmp_path, monkeypatch, {"tp1": 1, "tp2": 2})
+    _, _, source = costs_for(None, _tiny(), None, load_hardware(HW), tp=4)  # log2 distance 1 to TP=2, 2 to TP=1
+    assert paths["tp2"] in source
+    assert source.endswith("; measured at TP=2 (all-reduce 12 µs + message at 3 GB/s), extrapolated to TP=4")
+
+
+def test_a_tp1_profile_at_a_larger_tp_takes_its_all_reduce_from_the_datasheet(tmp_path, monkeypatch):
+    _tp_folder(tmp_path, monkeypatch, {"tp1": 1})
+    hw = load_hardware(HW)
+    cost, _, source = costs_for(None, _tiny(), None, hw, tp=2)
+    # the CPU profile's interconnect_gbs is 1 (a placeholder), the latency EngineCost's default 8 µs
+    assert (cost.link_bandwidth, cost.allreduce_latency) == (1e9, 8e-6)
+    assert source.endswith("; measured at TP=1: its all-reduce from the datasheet (1 GB/s link, 8 µs per call), "
+                           "extrapolated to TP=2")
+
+
+def test_a_malformed_tp_size_is_one_line(tmp_path):
+    path = _shipped_with(tmp_path, lambda raw: raw["settings"].update(tensor_parallel_size="two"))
+    with pytest.raises(InputError, match="malformed at settings.tensor_parallel_size: Input should be a positive"):
+        costs_for(path, spec_from_config(TINY_TARGET, "t"), None, load_hardware(HW))

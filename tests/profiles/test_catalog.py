@@ -3,7 +3,7 @@ import json
 import pytest
 
 from advisor.errors import InputError
-from advisor.model.modelspec import spec_from_config
+from advisor.model.config_reader import spec_from_config
 from advisor.profiles.catalog import load_hardware, load_model, names
 
 REQUIRED_GPUS = ["rtx-pro-6000-blackwell", "b200", "h200", "h100-sxm", "h100-pcie", "a100-80gb-sxm",
@@ -24,6 +24,78 @@ def test_every_model_matches_its_published_parameter_count():
         spec = load_model(name)
         assert spec.published_params_b is not None, name
         assert spec.total_params / 1e9 == pytest.approx(spec.published_params_b, rel=0.03), name
+
+
+def _meta(name: str) -> dict:
+    return json.loads((load_model.__globals__["profiles_dir"]() / "models" / f"{name}.json").read_text())["_specadvisor"]
+
+
+MOE_PROFILES = ["deepseek-v3", "gpt-oss-120b", "qwen3-next-80b-a3b-instruct", "llama-4-scout-17b-16e-instruct",
+                "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-20b", "kimi-k2-instruct", "glm-4.5-air",
+                "llama-4-maverick-17b-128e-instruct"]
+# Model cards give the active count to the precision they state: Qwen3-Next's "3B activated" has one significant
+# figure, so it is checked to +-0.5B; the others to the same 3% as the totals.
+CARD_PRECISION_B = {"qwen3-next-80b-a3b-instruct": 0.5}
+
+
+def test_moe_active_parameters_match_the_model_card():
+    """Cards differ in what 'active' counts; each profile's `published_active_counts` says which (and why):
+    'unembedding' is specadvisor's own active_params (the lm_head but not the gathered embedding rows), 'embeddings'
+    adds the input embedding, 'non_embedding' drops the lm_head too."""
+    with_active = [n for n in names("models") if "published_active_params_b" in _meta(n)]
+    assert set(MOE_PROFILES) <= set(with_active)
+    for name in with_active:
+        spec, meta = load_model(name), _meta(name)
+        counted = {"unembedding": spec.active_params, "embeddings": spec.active_params + spec.embedding_params,
+                   "non_embedding": spec.active_params - spec.lm_head_params}[meta["published_active_counts"]]
+        published = meta["published_active_params_b"]
+        if name in CARD_PRECISION_B:
+            assert abs(counted / 1e9 - published) < CARD_PRECISION_B[name], name
+        else:
+            assert counted / 1e9 == pytest.approx(published, rel=0.03), name
+        assert spec.active_params < spec.total_params / 5, name  # a sparse model activates a small share
+
+
+def test_qwen3_next_non_embedding_count_matches_the_card():
+    spec = load_model("qwen3-next-80b-a3b-instruct")
+    assert spec.mtp_layers == 1  # no num_nextn_predict_layers in the profile: vLLM's qwen3_next_mtp.py assumes 1
+    # the card: "Number of Parameters (Non-Embedding): 79B"; untied, so both 151936 x 2048 tables come off
+    non_embedding = spec.total_params - 2 * 151936 * 2048
+    assert non_embedding / 1e9 == pytest.approx(_meta("qwen3-next-80b-a3b-instruct")["published_non_embedding_params_b"],
+                                                rel=0.03)
+
+
+@pytest.mark.parametrize("name, layers, dense, sliding, chunked, mtp", [
+    ("gpt-oss-20b", 24, 0, 12, 0, 0),  # layer_types alternate sliding/full: 24 / 2
+    ("kimi-k2-instruct", 61, 1, 0, 0, 0),  # first_k_dense_replace 1, num_nextn_predict_layers 0
+    ("glm-4.5-air", 46, 1, 0, 0, 1),  # first_k_dense_replace 1, one MTP layer
+    ("llama-4-maverick-17b-128e-instruct", 48, 24, 0, 36, 0),  # MoE on odd layers; 48 - 48 / 4 NoPE layers chunk
+    ("gemma-3-27b-it", 62, 0, 52, 0, 0),  # every 6th layer global: 62 - 62 // 6
+    ("gemma-3-12b-it", 48, 0, 40, 0, 0),  # 48 - 48 // 6
+])
+def test_layer_patterns_of_the_derived_profiles(name, layers, dense, sliding, chunked, mtp):
+    spec = load_model(name)
+    assert (spec.num_layers, spec.dense_layers, spec.sliding_layers, spec.chunked_layers, spec.mtp_layers) == \
+        (layers, dense, sliding, chunked, mtp)
+
+
+def test_deepseek_v3_count_excludes_its_mtp_layer():
+    """DeepSeek's 671B is the main model; the 685B on Hugging Face adds the 14B MTP module. vLLM loads the MTP layer
+    only as the drafter (deepseek_mtp.py), so the target's count leaves it out and mtp_layers says it is there."""
+    spec = load_model("deepseek-v3")
+    assert spec.mtp_layers == 1
+    assert spec.total_params / 1e9 == pytest.approx(671, rel=0.03)
+
+
+def test_every_eagle_head_names_a_shipped_target_it_fits():
+    heads = [n for n in names("models") if load_model(n).kind == "eagle_head"]
+    assert heads
+    for name in heads:
+        head = load_model(name)
+        target = load_model(head.trained_for)  # an InputError here: the target profile is not shipped
+        assert target.kind == "model", name
+        assert head.hidden_size == target.hidden_size, name
+        assert head.vocab_size == target.vocab_size, name
 
 
 def test_lookup_is_case_insensitive_and_takes_aliases_and_hf_ids():
@@ -48,7 +120,8 @@ def test_local_directory_with_config_json(tmp_path):
 
 
 @pytest.mark.parametrize("content, match", [("{not json", "malformed"), ("[1, 2]", "malformed"),
-                                            ('{"hidden_size": 64}', "no 'num_attention_heads'")])
+                                            ('{"model_type": "llama", "hidden_size": 64}', "no 'num_attention_heads'"),
+                                            ('{"hidden_size": 64}', "model_type '\\(none\\)'")])
 def test_malformed_config_json_is_an_input_error(tmp_path, content, match):
     (tmp_path / "config.json").write_text(content)
     with pytest.raises(InputError, match=match):
@@ -58,7 +131,8 @@ def test_malformed_config_json_is_an_input_error(tmp_path, content, match):
 def test_gqa_kv_bytes_and_derived_counts(llama8b):
     # 2 (K and V) · 32 layers · 8 KV heads · 128 dims · 2 bytes
     assert llama8b.kv_bytes_per_token() == 2 * 32 * 8 * 128 * 2
-    assert llama8b.weight_bytes("fp8") == pytest.approx(llama8b.weight_bytes("bf16") / 2)
+    # fp8 halves the decoder layers; the embedding and the untied lm_head (128,256 x 4,096 each) stay 16 bit
+    assert llama8b.weight_bytes("fp8") == pytest.approx(llama8b.weight_bytes("bf16") / 2 + 2 * 128256 * 4096)
     assert llama8b.weight_bytes("int4") < llama8b.weight_bytes("fp8")
 
 

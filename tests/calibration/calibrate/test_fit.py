@@ -59,7 +59,7 @@ def test_recovers_the_parameters_within_2_percent(llama8b, truth, grid):
 
 
 def test_recovers_a_cpu_like_engine_with_a_tiny_model(truth):
-    from advisor.model.modelspec import spec_from_config
+    from advisor.model.config_reader import spec_from_config
     from calibration.engine.tinymodels import TINY_TARGET
 
     tiny = spec_from_config(TINY_TARGET, "tiny")
@@ -117,7 +117,7 @@ def test_too_few_points_is_a_fit_error(llama8b, truth, grid):
 
 
 def test_a_cpu_fit_holds_what_does_not_apply_there_and_keeps_what_its_grid_cannot_see(truth):
-    from advisor.model.modelspec import spec_from_config
+    from advisor.model.config_reader import spec_from_config
     from calibration.engine.tinymodels import TINY_TARGET
 
     tiny = spec_from_config(TINY_TARGET, "tiny")

@@ -72,3 +72,11 @@ def test_an_engine_that_cannot_start_is_one_input_error(pair):
     config = json.loads((pair[0] / "config.json").read_text())
     with pytest.raises(InputError, match="vLLM failed to start"):
         open_engine(pair[0], dummy_weights=True, max_model_len=4 * config["max_position_embeddings"])
+
+
+def test_a_tensor_parallel_size_below_one(pair, capsys):
+    _fails(capsys, ["--target", str(pair[0]), "--num-gpus", "0", "--out", "/nonexistent/x.json"], "--num-gpus must be")
+
+
+def test_num_gpus_does_not_apply_to_bench_files(tmp_path, capsys):
+    _fails(capsys, ["--from-bench", str(tmp_path / "x.json"), "--num-gpus", "2"], "does not apply to --from-bench")

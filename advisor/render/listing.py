@@ -1,0 +1,38 @@
+"""`specadvisor list methods` and `list models`: what this project models, as lines of text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from advisor.methods import MODELLED, MTP_ALIASES, NOT_MODELLED
+from advisor.profiles.catalog import load_model, names
+
+
+def method_lines() -> list[str]:
+    """Every method vLLM 0.32 accepts: what drafts, and how it is modelled or why it is not."""
+    lines = [f"{name:<14} {drafts}; {how}" for name, (drafts, how) in MODELLED.items()]
+    lines.append(f"{'mtp aliases':<14} {', '.join(MTP_ALIASES)}: vLLM's deprecated names for mtp, pasted as mtp")
+    lines += [f"{name:<14} not modelled: {why}" for name, why in NOT_MODELLED.items()]
+    return lines
+
+
+def model_lines(supported_types: Iterable[str] = ()) -> list[str]:
+    """The shipped model profiles: kind, tokenizer family, parameters (total, and active where MoE), and notes; then
+    the config.json model_types a model directory may have (`supported_types`)."""
+    lines, width = [], max(len(name) for name in names("models"))
+    for name in names("models"):
+        spec = load_model(name)
+        size = f"{spec.total_params / 1e9:.2f}B"
+        if spec.active_params < spec.total_params and spec.num_experts > 1:
+            size += f" ({spec.active_params / 1e9:.2f}B active)"
+        notes = []
+        if spec.trained_for:
+            notes.append(f"for {spec.trained_for}")
+        if spec.mtp_layers:
+            notes.append(f"{spec.mtp_layers} MTP layer{'s' if spec.mtp_layers > 1 else ''}")
+        if spec.num_experts > 1:
+            notes.append(f"MoE {spec.experts_per_token} of {spec.num_experts} experts")
+        lines.append(f"{name:<{width}} {spec.kind:<10} {spec.family:<12} {size:<22} {'; '.join(notes)}".rstrip())
+    if supported_types:
+        lines.append(f"config.json model_types read from a directory: {', '.join(sorted(supported_types))}")
+    return lines

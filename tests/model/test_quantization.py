@@ -1,0 +1,66 @@
+import pytest
+
+from advisor.errors import InputError
+from advisor.model import quantization as q
+from advisor.model.hardware import Hardware
+
+
+def test_bytes_per_weight_include_the_group_scales():
+    assert q.bytes_per_weight("nvfp4") == (4 + 8 / 16) / 8 == 0.5625  # e2m1 + an fp8 scale per 16
+    assert q.bytes_per_weight("mxfp4") == (4 + 8 / 32) / 8 == 0.53125  # e2m1 + an e8m0 scale per 32
+    assert q.bytes_per_weight("int4-g128") == (4 + (16 + 4) / 128) / 8  # AWQ/GPTQ: fp16 scale + 4-bit zero
+    assert q.bytes_per_weight("int4") == 0.5 + 4 / 128  # gpt-fast: 16-bit scale and 16-bit zero per 128
+    assert q.bytes_per_weight("int4-g32-sym") == (4 + 16 / 32) / 8
+    assert q.bytes_per_weight("fp8") == 1.0 and q.bytes_per_weight("bf16") == 2.0
+    with pytest.raises(InputError, match="unknown weight format"):
+        q.weight_format("int3")
+
+
+def test_compute_dtype_and_peaks():
+    assert [q.compute_dtype(f) for f in ("fp8", "nvfp4", "nvfp4a16", "mxfp4", "int4")] == \
+        ["fp8", "fp4", "bf16", "bf16", "bf16"]
+    gpu = {"name": "x", "vendor": "nvidia", "memory_gib": 80, "memory_bandwidth_gbs": 8000, "bf16_tflops": 1000,
+           "interconnect": "nvlink", "interconnect_gbs": 900, "source": "-", "fp8_tflops": 2000}
+    assert Hardware(slug="x", **gpu, fp4_tflops=4000).peak_flops("fp4") == 4000e12
+    assert Hardware(slug="x", **gpu).peak_flops("fp4") == 1000e12  # no fp4 units: Marlin dequantizes to 16 bit
+
+
+def test_kv_cache_dtypes_as_vllm_spells_them():
+    assert q.kv_bytes_per_element("fp8") == q.kv_bytes_per_element("fp8_e5m2") == 1.0
+    assert q.kv_bytes_per_element("auto") == 2.0
+    with pytest.raises(InputError, match="not modelled"):
+        q.kv_bytes_per_element("int4")
+
+
+def test_checkpoint_formats():
+    ct = {"quant_method": "compressed-tensors", "ignore": ["lm_head"], "config_groups": {"group_0": {
+        "weights": {"num_bits": 4, "type": "float", "group_size": 16}, "input_activations": {"num_bits": 4}}}}
+    assert q.from_quantization_config(ct, "m").weight_dtype == "nvfp4"
+    w4a16 = {"quant_method": "compressed-tensors", "config_groups": {"g": {
+        "weights": {"num_bits": 4, "type": "int", "group_size": 128, "symmetric": True}}}}
+    assert q.from_quantization_config(w4a16, "m").weight_dtype == "int4-g128-sym"
+    assert q.from_quantization_config({"quant_method": "awq", "bits": 4, "group_size": 64}, "m").weight_dtype \
+        == "int4-g64"
+    modelopt = {"quant_method": "modelopt", "quantization": {"quant_algo": "NVFP4", "exclude_modules": ["lm_head"]}}
+    assert q.from_quantization_config(modelopt, "m").weight_dtype == "nvfp4"
+    fp8 = q.from_quantization_config({"quant_method": "fp8", "weight_block_size": [128, 128]}, "m")
+    assert (fp8.weight_dtype, fp8.unquantized) == ("fp8", ())
+    with pytest.raises(InputError, match="'bitsandbytes' is not modelled"):
+        q.from_quantization_config({"quant_method": "bitsandbytes"}, "m")
+
+
+def test_mxfp4_quantizes_only_the_experts():
+    assert q.quantized_parts("mxfp4") == ("experts",)
+    assert q.quantized_parts("fp8", ("attention",)) == ("mlp", "experts")
+    assert q.quantized_parts("bf16") == ()
+
+
+def test_the_flag_meets_the_checkpoint():
+    awq = q.CheckpointQuantization("awq", "int4-g128")
+    assert q.served_weight_dtype(None, None, "m") == "bf16"
+    assert q.served_weight_dtype(None, "fp8", "m") == "fp8"  # vLLM's online fp8
+    assert q.served_weight_dtype(awq, "awq_marlin", "m") == "int4-g128"
+    with pytest.raises(InputError, match="contradicts"):
+        q.served_weight_dtype(awq, "fp8", "m")
+    with pytest.raises(InputError, match="needs a checkpoint quantized that way"):
+        q.served_weight_dtype(None, "awq", "m")
