@@ -7,17 +7,8 @@ vLLM builds the MTP drafter from the target's own checkpoint (vllm/config/specul
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
-
 from advisor.errors import InputError
 from advisor.model.modelspec import ModelSpec
-
-# ModelSpec fields that count layers of a kind among the target's own: an MTP layer is none of them. vLLM builds
-# every MTP layer as a full-attention decoder block of the target's type (deepseek_mtp.py
-# `DeepSeekMultiTokenPredictorLayer`: the MoE block, as the layers past first_k_dense_replace; qwen3_next_mtp.py:
-# `Qwen3NextDecoderLayer(layer_type="full_attention")`). Fields not (yet) in ModelSpec are skipped.
-_TARGET_ONLY_LAYER_COUNTS = ("sliding_layers", "dense_layers", "first_k_dense", "linear_layers",
-                             "linear_attention_layers", "mtp_layers")
 
 
 def check_mtp(target: ModelSpec) -> None:
@@ -40,7 +31,4 @@ def mtp_head(target: ModelSpec) -> ModelSpec:
     model skips these weights when it loads (deepseek_v2.py `load_weights`: "skip spec decode layers for main
     model"; qwen3_next.py maps "mtp." to None), so they count as draft weights, loaded only with --method mtp."""
     check_mtp(target)
-    present = {f.name for f in fields(ModelSpec)}
-    zeroed = {name: 0 for name in _TARGET_ONLY_LAYER_COUNTS if name in present}
-    return replace(target, name=f"{target.name} MTP", kind="mtp_head", num_layers=target.mtp_layers,
-                   sliding_window=None, trained_for=target.name, published_params_b=None, **zeroed)
+    return target.mtp_draft()  # an MTP layer is a full-attention block of the target's MoE/attention type

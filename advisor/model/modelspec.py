@@ -207,8 +207,8 @@ class ModelSpec(AttentionCost):
             raise InputError(f"{self.name} has no MTP layers (num_nextn_predict_layers is 0 or absent in its "
                              "config.json): --method mtp needs a model trained with them")
         return replace(self, name=f"{self.name} MTP", kind="mtp_head", num_layers=self.mtp_layers, mtp_layers=0,
-                       dense_layers=0, linear_layers=0, sliding_layers=0, chunked_layers=0, tied_embeddings=False,
-                       published_params_b=None)
+                       dense_layers=0, linear_layers=0, sliding_layers=0, chunked_layers=0, sliding_window=None,
+                       tied_embeddings=False, published_params_b=None, trained_for=self.name)
 
     # --- bytes ------------------------------------------------------------------------------------------
     def _part_bytes(self, parts: dict, dtype: str) -> float | np.ndarray:
