@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from advisor.advise import Advice, times_at
-from advisor.model.costmodel import is_cpu
+from advisor.model.enginecost import is_cpu
 from advisor.verdict import binding
 from advisor.vllm import batch_defaults, serve_command, speculative_config
 

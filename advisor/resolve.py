@@ -10,8 +10,8 @@ from advisor.methods import TEXT_LOOKUP, canonical
 from advisor.model import acceptance as acc_mod
 from advisor.model import priors
 from advisor.model.acceptance import Acceptance
-from advisor.model.costmodel import DEFAULT_BANDWIDTH_EFFICIENCY, DEFAULT_FLOPS_EFFICIENCY, EngineCost
 from advisor.model.drafters import mtp_head
+from advisor.model.enginecost import DEFAULT_BANDWIDTH_EFFICIENCY, DEFAULT_FLOPS_EFFICIENCY, EngineCost
 from advisor.model.hardware import Hardware
 from advisor.model.modelspec import ModelSpec
 from advisor.model.quantization import (

@@ -1,4 +1,4 @@
-"""Fit the datasheet defaults (advisor/model/costmodel.py, `DEFAULT_*`) to published vLLM measurements, and write
+"""Fit the datasheet defaults (advisor/model/enginecost.py, `DEFAULT_*`) to published vLLM measurements, and write
 docs/datasheet-fit.md: every row of ../shared/reference/gpu-measurements.md the model can express, published vs
 predicted, its error, the leave-one-source-out error, the rows it cannot express and why, and the issue-13 checks.
 
@@ -28,9 +28,10 @@ from typing import Callable
 import numpy as np
 from scipy.optimize import least_squares
 
-from advisor.model import costmodel as cm
+from advisor.model import enginecost as ec
 from advisor.model.acceptance import expected_tokens
-from advisor.model.costmodel import EngineCost, draft_pass, forward_pass, prefill_time, step_time
+from advisor.model.costmodel import draft_pass, forward_pass, prefill_time, step_time
+from advisor.model.enginecost import EngineCost
 from advisor.model.hardware import Hardware
 from advisor.model.speculative import Setup, request_times
 from advisor.profiles.catalog import load_hardware, load_model
@@ -84,24 +85,24 @@ class Param:
     bounds: tuple[float, float]
     unit: str = ""
     scale: float = 1.0  # display: value × scale in `unit`
-    default: float = 0.0  # what advisor/model/costmodel.py ships (DEFAULT_*)
+    default: float = 0.0  # what advisor/model/enginecost.py ships (DEFAULT_*)
 
 
 PARAMS = (
-    Param("bandwidth_efficiency", True, 0.85, 0.3, (0.3, 1.0), default=cm.DEFAULT_BANDWIDTH_EFFICIENCY),
-    Param("kv_bandwidth_efficiency", True, 0.85, 0.3, (0.3, 1.0), default=cm.DEFAULT_KV_BANDWIDTH_EFFICIENCY),
-    Param("flops_efficiency", True, 0.60, 0.5, (0.1, 1.0), default=cm.DEFAULT_FLOPS_EFFICIENCY),
-    Param("overlap_exponent", True, 2.0, 1.5, (1.0, 50.0), default=cm.DEFAULT_OVERLAP_EXPONENT),
-    Param("step_overhead", False, 1.0e-3, 1.0e-3, (0.0, 5e-3), "ms", 1e3, cm.DEFAULT_STEP_OVERHEAD_S),
+    Param("bandwidth_efficiency", True, 0.85, 0.3, (0.3, 1.0), default=ec.DEFAULT_BANDWIDTH_EFFICIENCY),
+    Param("kv_bandwidth_efficiency", True, 0.85, 0.3, (0.3, 1.0), default=ec.DEFAULT_KV_BANDWIDTH_EFFICIENCY),
+    Param("flops_efficiency", True, 0.60, 0.5, (0.1, 1.0), default=ec.DEFAULT_FLOPS_EFFICIENCY),
+    Param("overlap_exponent", True, 2.0, 1.5, (1.0, 50.0), default=ec.DEFAULT_OVERLAP_EXPONENT),
+    Param("step_overhead", False, 1.0e-3, 1.0e-3, (0.0, 5e-3), "ms", 1e3, ec.DEFAULT_STEP_OVERHEAD_S),
     Param("seq_overhead", False, 0.0, 2.0e-5, (0.0, 5e-4), "µs", 1e6, 0.0),
-    Param("token_overhead", False, 2.0e-6, 5.0e-6, (0.0, 1e-4), "µs", 1e6, cm.DEFAULT_TOKEN_OVERHEAD_S),
-    Param("draft_pass_overhead", False, 2.0e-4, 5.0e-4, (0.0, 3e-3), "ms", 1e3, cm.DEFAULT_DRAFT_PASS_OVERHEAD_S),
-    Param("layer_floor_piecewise", False, 5.0e-5, 5.0e-5, (0.0, 5e-4), "µs", 1e6, cm.DEFAULT_LAYER_FLOOR_PIECEWISE_S),
-    Param("layer_floor_graph", False, 1.0e-5, 1.0e-5, (0.0, 2e-4), "µs", 1e6, cm.DEFAULT_LAYER_FLOOR_GRAPH_S),
-    Param("spec_overhead", False, 2.0e-4, 1.0e-3, (0.0, 5e-3), "ms", 1e3, cm.DEFAULT_SPEC_OVERHEAD_S),
+    Param("token_overhead", False, 2.0e-6, 5.0e-6, (0.0, 1e-4), "µs", 1e6, ec.DEFAULT_TOKEN_OVERHEAD_S),
+    Param("draft_pass_overhead", False, 2.0e-4, 5.0e-4, (0.0, 3e-3), "ms", 1e3, ec.DEFAULT_DRAFT_PASS_OVERHEAD_S),
+    Param("layer_floor_piecewise", False, 5.0e-5, 5.0e-5, (0.0, 5e-4), "µs", 1e6, ec.DEFAULT_LAYER_FLOOR_PIECEWISE_S),
+    Param("layer_floor_graph", False, 1.0e-5, 1.0e-5, (0.0, 2e-4), "µs", 1e6, ec.DEFAULT_LAYER_FLOOR_GRAPH_S),
+    Param("spec_overhead", False, 2.0e-4, 1.0e-3, (0.0, 5e-3), "ms", 1e3, ec.DEFAULT_SPEC_OVERHEAD_S),
     Param("spec_seq_overhead", False, 0.0, 2.0e-5, (0.0, 5e-4), "µs", 1e6, 0.0),
-    Param("ngram_overhead", False, 0.0, 5.0e-5, (0.0, 1e-3), "µs", 1e6, cm.DEFAULT_NGRAM_OVERHEAD_S),
-    Param("ngram_seq_overhead", False, 2.0e-5, 2.0e-5, (0.0, 2e-4), "µs", 1e6, cm.DEFAULT_NGRAM_SEQ_OVERHEAD_S),
+    Param("ngram_overhead", False, 0.0, 5.0e-5, (0.0, 1e-3), "µs", 1e6, ec.DEFAULT_NGRAM_OVERHEAD_S),
+    Param("ngram_seq_overhead", False, 2.0e-5, 2.0e-5, (0.0, 2e-4), "µs", 1e6, ec.DEFAULT_NGRAM_SEQ_OVERHEAD_S),
 )
 PRIOR_WEIGHT = 0.05  # a one-sigma move from the prior costs as much as a 5% miss on one row
 SHIPPED = {p.name: p.default for p in PARAMS}
@@ -435,7 +436,7 @@ def report(table, fitted, dropped, train, loso, loso_values, all_rows: bool, sen
              "Written by `python benchmarks/datasheet_fit.py` (do not edit by hand). Every row of "
              "`../shared/reference/gpu-measurements.md` that the model can express, predicted by the repo's own model "
              "(`advisor/model/costmodel.py`, `speculative.py`) on the datasheet of its GPU. **shipped** is what "
-             "`recommend` predicts with the defaults in `advisor/model/costmodel.py` (the fit, rounded); **fit** the "
+             "`recommend` predicts with the defaults in `advisor/model/enginecost.py` (the fit, rounded); **fit** the "
              "unrounded fit; **LOSO** the prediction of a fit that never saw the row's source (rows of unfitted "
              "sources are out of sample already). error = predicted / published − 1.",
              "",
@@ -463,7 +464,7 @@ def report(table, fitted, dropped, train, loso, loso_values, all_rows: bool, sen
         line(s, np.array([r.source == s for r in table]))
     lines += ["", "## Parameters", "",
               "The prior is the value before this fit (or a weak physical guess for a new parameter); **shipped** is "
-              "`advisor/model/costmodel.py`'s `DEFAULT_*`; efficiencies are fractions of the datasheet peak.", "",
+              "`advisor/model/enginecost.py`'s `DEFAULT_*`; efficiencies are fractions of the datasheet peak.", "",
               "| parameter | prior | fit | shipped | range over the LOSO fits |", "|---|---|---|---|---|"]
     for p in PARAMS:
         rng = ""
@@ -475,7 +476,7 @@ def report(table, fitted, dropped, train, loso, loso_values, all_rows: bool, sen
     if sensitivity:
         lines += ["", "## How a piecewise pass's latency floor combines with its GPU time", "",
                   "A piecewise pass's floor (the host's eager attention and graph-piece launches) and its GPU time are "
-                  f"combined by a p-norm of exponent m (`floor_exponent`; shipped: {cm.DEFAULT_FLOOR_EXPONENT:g}, not "
+                  f"combined by a p-norm of exponent m (`floor_exponent`; shipped: {ec.DEFAULT_FLOOR_EXPONENT:g}, not "
                   "fitted; a full CUDA graph's floor, idle time between its kernels on the GPU, adds). The fit redone "
                   "at each m:", "",
                   "| m | median abs error, fitted rows | all rows | LOSO median, fitted rows | Llama-3.2-1B / 8B ratio "

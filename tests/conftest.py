@@ -2,7 +2,7 @@
 
 import pytest
 
-from advisor.model.costmodel import EngineCost
+from advisor.model.enginecost import EngineCost
 from advisor.model.speculative import Setup
 from advisor.profiles.catalog import load_hardware, load_model
 

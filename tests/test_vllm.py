@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.model.costmodel import EngineCost
+from advisor.model.enginecost import EngineCost
 from advisor.model.speculative import Setup
 from advisor.profiles.catalog import load_model
 from advisor.vllm import serve_command, speculative_config

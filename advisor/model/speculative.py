@@ -19,7 +19,8 @@ import numpy as np
 from advisor.methods import MODELLED, TEXT_LOOKUP
 from advisor.model import truncation
 from advisor.model.acceptance import expected_tokens, survival
-from advisor.model.costmodel import EngineCost, chunks, draft_pass, prefill_time, repeat_pass, step_time
+from advisor.model.costmodel import chunks, draft_pass, prefill_time, repeat_pass, step_time
+from advisor.model.enginecost import EngineCost
 from advisor.model.modelspec import ModelSpec
 from advisor.vllm import draft_slots
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from advisor.errors import InputError
-from advisor.model.costmodel import DEFAULT_ALLREDUCE_LATENCY_S, EngineCost, calibrated_fields
+from advisor.model.enginecost import DEFAULT_ALLREDUCE_LATENCY_S, EngineCost, calibrated_fields
 from advisor.model.hardware import Hardware
 from advisor.model.modelspec import ModelSpec
 from advisor.profiles.catalog import profiles_dir

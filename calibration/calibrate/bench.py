@@ -23,7 +23,8 @@ try:
 except ImportError:
     pynvml = None
 
-from advisor.model.costmodel import EngineCost, prefill_time, step_time
+from advisor.model.costmodel import prefill_time, step_time
+from advisor.model.enginecost import EngineCost
 from advisor.model.modelspec import ModelSpec
 
 KINDS = ("prefill", "decode", "verify")

@@ -1,4 +1,4 @@
-"""Fit the advisor's cost model (`advisor.model.costmodel.EngineCost`) to measured step times, and finish a profile.
+"""Fit the advisor's cost model (`advisor.model.enginecost.EngineCost`) to measured step times, and finish a profile.
 
 The fitted function is the one `recommend` evaluates (`calibration.calibrate.bench.predict`, i.e. `step_time` and
 `prefill_time`), so the error reported on held-out points is the error of the advisor's own predictions.
@@ -29,7 +29,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from advisor.errors import InputError
-from advisor.model.costmodel import Calibrated, EngineCost, calibrated_fields
+from advisor.model.enginecost import Calibrated, EngineCost, calibrated_fields
 from advisor.model.modelspec import ModelSpec
 from calibration.calibrate import allreduce, bench
 from calibration.calibrate import profile_file as prof

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from advisor.atomic_write import write_atomic
 from advisor.errors import InputError
-from advisor.model.costmodel import calibrated_fields
+from advisor.model.enginecost import calibrated_fields
 from advisor.profiles.calibrated import KIND, SCHEMA_VERSION, read
 from advisor.vllm import MAX_NUM_BATCHED_TOKENS
 

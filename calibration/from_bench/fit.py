@@ -25,7 +25,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from advisor.errors import InputError
-from advisor.model.costmodel import CalibratedField, EngineCost, calibrated_fields
+from advisor.model.enginecost import CalibratedField, EngineCost, calibrated_fields
 from advisor.model.modelspec import ModelSpec
 from advisor.model.speculative import Setup
 from calibration.calibrate.fit import LOSS_SCALE, _unknown, _value  # the microbenchmark fit's units and loss

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from advisor.model.acceptance import survival_per_position
-from advisor.model.costmodel import DEFAULT_SPEC_OVERHEAD_S, EngineCost
+from advisor.model.enginecost import DEFAULT_SPEC_OVERHEAD_S, EngineCost
 from advisor.model.modelspec import ModelSpec
 from advisor.model.speculative import Setup, request_times
 from advisor.model.truncation import tokens_per_step

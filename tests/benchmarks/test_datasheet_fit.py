@@ -27,10 +27,10 @@ def shipped(fit_script):
 
 
 def test_the_shipped_defaults_are_the_ones_the_script_reports(fit_script):
-    from advisor.model import costmodel
+    from advisor.model import enginecost
 
-    assert fit_script.SHIPPED["overlap_exponent"] == costmodel.DEFAULT_OVERLAP_EXPONENT
-    assert fit_script.SHIPPED["step_overhead"] == costmodel.DEFAULT_STEP_OVERHEAD_S
+    assert fit_script.SHIPPED["overlap_exponent"] == enginecost.DEFAULT_OVERLAP_EXPONENT
+    assert fit_script.SHIPPED["step_overhead"] == enginecost.DEFAULT_STEP_OVERHEAD_S
     assert len(fit_script.PARAMS) == len({p.name for p in fit_script.PARAMS})
 
 

@@ -1,19 +1,10 @@
 """The cost model must reproduce the known regimes (module docstring of advisor/model/costmodel.py)."""
 
-from dataclasses import fields
-
 import numpy as np
 import pytest
 
-from advisor.model.costmodel import (
-    DEFAULT_BANDWIDTH_EFFICIENCY,
-    EngineCost,
-    calibrated_fields,
-    draft_pass,
-    pnorm,
-    prefill_time,
-    step_time,
-)
+from advisor.model.costmodel import draft_pass, pnorm, prefill_time, step_time
+from advisor.model.enginecost import DEFAULT_BANDWIDTH_EFFICIENCY, EngineCost
 
 
 @pytest.fixture(scope="module")
@@ -112,12 +103,6 @@ def test_the_gemm_switch_follows_the_tokens_in_a_step_not_per_sequence(llama8b, 
         assert extra == pytest.approx(switch if batch * q > 1 else 0.0)
 
 
-def test_calibrated_fields_are_the_fitted_parameters_then_the_stored_ones():
-    fitted = [f.how.unit is not None for f in calibrated_fields()]
-    assert fitted == sorted(fitted, reverse=True) and any(fitted) and not all(fitted)
-    assert {f.name for f in calibrated_fields()} <= {f.name for f in fields(EngineCost)}
-
-
 # --- issue 13: the datasheet defaults against the fitted formulas of ../shared/reference/gpu-measurements.md §1 ----
 # (Liu et al. 2026, arXiv 2601.11580: vLLM 0.10.1, Llama-3.1-8B-Instruct, one H100, InstructCoder; seconds)
 
@@ -210,20 +195,3 @@ def test_steps_past_the_cuda_graph_capture_lose_the_graph_but_hide_the_host_late
     assert 0 < jump < 0.25 * floors
     short = float(draft_pass(llama1b, cost, 1, 1, 512))
     assert short > llama1b.num_layers * cost.layer_floor_piecewise
-
-
-def test_limits_and_graphs_follow_the_device_class(h100):
-    from advisor.profiles.catalog import load_hardware
-
-    assert (h100.slug, cost_limits(h100)) == ("h100-sxm", (8192, 1024, 512))
-    assert cost_limits(load_hardware("a100-80gb-sxm")) == (2048, 256, 512)
-    assert cost_limits(load_hardware("b200")) == (16384, 1024, 1024)
-    cpu = EngineCost.from_datasheet(load_hardware("cpu-xeon-icelake-2vcpu"))
-    assert (cpu.max_num_batched_tokens, cpu.max_num_seqs, cpu.cudagraph_ceiling) == (2048, 128, 0)
-    assert cpu.layer_floor_graph == cpu.layer_floor_piecewise == 0.0  # no CUDA graphs on a CPU
-    assert EngineCost.from_datasheet(h100).for_hardware(h100, max_num_seqs=8).max_num_seqs == 8
-
-
-def cost_limits(hw):
-    c = EngineCost.from_datasheet(hw)
-    return c.max_num_batched_tokens, c.max_num_seqs, c.cudagraph_ceiling

@@ -4,7 +4,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from advisor.model.acceptance import expected_tokens
-from advisor.model.costmodel import EngineCost, draft_pass
+from advisor.model.costmodel import draft_pass
+from advisor.model.enginecost import EngineCost
 from advisor.model.speculative import (
     Setup,
     request_times,

@@ -5,7 +5,7 @@ from dataclasses import fields, replace
 import numpy as np
 import pytest
 
-from advisor.model.costmodel import DEFAULT_DRAFT_PASS_OVERHEAD_S, EngineCost
+from advisor.model.enginecost import DEFAULT_DRAFT_PASS_OVERHEAD_S, EngineCost
 from calibration.calibrate.bench import held_out, plan, predict
 from calibration.calibrate.fit import PARAMS, FitError, fit_cost, held_fixed, measured_time, unfitted
 

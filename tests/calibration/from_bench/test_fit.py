@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from advisor.measured.counts import Counts
-from advisor.model.costmodel import EngineCost
+from advisor.model.enginecost import EngineCost
 from advisor.model.speculative import Setup
 from calibration.from_bench.fit import candidates, fit_runs, identified
 from calibration.from_bench.predict import predict

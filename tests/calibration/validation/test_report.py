@@ -2,14 +2,13 @@
 error and the right decisions; perturbed ones with exactly the error put in; failed points stay out of the stats."""
 
 import json
-import os
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from advisor.model.costmodel import EngineCost
 from advisor.model.config_reader import spec_from_config
+from advisor.model.enginecost import EngineCost
 from advisor.model.speculative import request_times
 from calibration.engine.testpair import TinyLlama, hf_config
 from calibration.validation.report import (

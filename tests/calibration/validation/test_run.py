@@ -93,7 +93,7 @@ def test_timings_come_from_one_clock(measured):
 
 
 def test_report_from_the_real_runs(measured, tmp_path):
-    from advisor.model.costmodel import EngineCost
+    from advisor.model.enginecost import EngineCost
     from advisor.profiles.catalog import load_model
     from calibration.validation.report import Costs
     from calibration.validation.write import write_report
