@@ -184,7 +184,7 @@ def advise(s: Scenario) -> Advice:
     breakeven = break_even_alpha(setup, s.batch, s.context, choosable, s.decode_tokens)
     base = request_times(setup, 1.0, 0, max(conc[0], 1), s.prompt_len, s.out_len)
     prefill_fraction = float(base.prefill / base.e2e_baseline)
-    verdict, reasons = decide(s, m, best_k, e2e, min(low_high), float(throughput[best_k]), conc)
+    verdict, reasons = decide(s, m, best_k, e2e, min(low_high), float(throughput[best_k]), conc, candidates(s, ks))
     dynamic = s.k is None and verdict != "disable" and best_k > 0
     pasted = schedule(setup, E, s.context, ks[allowed], int(np.clip(limit, 1, MAX_SCHEDULE_BATCH)),
                       pin=(int(conc[best_k]), best_k)) if dynamic else []

@@ -107,9 +107,10 @@ def checks(s: Scenario, m: MemoryBudget, break_even_alpha: float | None, ranges:
 
 
 def decide(s: Scenario, m: MemoryBudget, k: int, e2e: np.ndarray, low: float, throughput: float,
-           conc: np.ndarray) -> tuple[str, list[str]]:
+           conc: np.ndarray, choosable: np.ndarray | None = None) -> tuple[str, list[str]]:
     """(verdict, reasons) for the evaluated draft length k, given the end-to-end speedup per k (`e2e`), its low
-    end over the acceptance range at k, the throughput speedup at k, and each k's concurrency (`conc`)."""
+    end over the acceptance range at k, the throughput speedup at k, each k's concurrency (`conc`), and which k the
+    advisor may choose (`choosable`, `advise.candidates`: default every k)."""
     if not m.fits:
         return "disable", [f"does not fit: {m.reason()}"]
     if s.decode_tokens < 1:
@@ -118,8 +119,7 @@ def decide(s: Scenario, m: MemoryBudget, k: int, e2e: np.ndarray, low: float, th
     if k == 0 and s.k == 0:
         return "disable", ["--k 0 evaluates the baseline: speculation off, every speedup 1.00x"]
     if k == 0:
-        return "disable", [f"no draft length gains end to end (the best k>0 reaches {float(e2e[1:].max()):.2f}x at "
-                           "the concurrency each side holds)" + (f"; {m.reason()}" if m.reason() else "")]
+        return "disable", _none_gains(e2e, np.ones(len(e2e), bool) if choosable is None else choosable, m)
     if conc[k] < 1:
         return "disable", [f"k={k} does not fit: {m.reason()}"]
     point = float(e2e[k])
@@ -140,3 +140,22 @@ def decide(s: Scenario, m: MemoryBudget, k: int, e2e: np.ndarray, low: float, th
         reasons.append("n-gram acceptance here is a task prior, and how often your text repeats decides n-gram's "
                        "gain: measure it with `specadvisor acceptance ngram --corpus FILE` before enabling")
     return verdict, reasons + ([bound] if bound else [])
+
+
+def _none_gains(e2e: np.ndarray, choosable: np.ndarray, m: MemoryBudget) -> list[str]:
+    """Why no k was chosen, in numbers: the best of the k the advisor may choose, and, when longer drafts it may
+    not choose (past the positions an acceptance is known for, or a plan's cap) would gain, that they would."""
+    ks = np.arange(len(e2e))
+    mine, others = choosable & (ks > 0), ~choosable & (ks > 0)
+    memory = f"; {m.reason()}" if m.reason() else ""
+    if not others.any():
+        return [f"no draft length gains end to end (the best k>0 reaches {float(e2e[1:].max()):.2f}x at the "
+                f"concurrency each side holds){memory}"]
+    best = f"{float(e2e[mine].max()):.2f}x" if mine.any() else "nothing"
+    reasons = [f"no draft length it may choose gains end to end (k <= {int(ks[mine].max()) if mine.any() else 0}: "
+               f"the best reaches {best} at the concurrency each side holds){memory}"]
+    if others.any() and float(e2e[others].max()) > 1.0:
+        longer = int(ks[others][np.argmax(e2e[others])])
+        reasons.append(f"k={longer} would reach {float(e2e[longer]):.2f}x if acceptance held past the positions "
+                       "known; measure it (--metrics, --acceptance-per-pos) before choosing it")
+    return reasons

@@ -243,3 +243,17 @@ def test_the_verdict_agrees_with_the_numbers_it_prints(gpu, pair, tp, batch, pro
         gain = tpot_speedup(s.setup, a.tokens_per_step[ks], ks, batch, s.context).max()
         inside = any(lo <= batch <= hi for lo, hi in a.paying_batches)
         assert inside == (gain > 1.0), (a.paying_batches, gain)
+
+
+def test_a_disable_names_the_k_it_may_choose_and_what_longer_unknown_drafts_would_do(capsys):
+    # MTP's prior is known at the first position only, so k = 1 is all the advisor may choose; longer drafts show
+    # in the table, and the reason says why they are not chosen instead of calling them no gain (issue 14's rule).
+    assert main(["recommend", "--target", "deepseek-v3", "--method", "mtp", "--gpu", "b200", "--num-gpus", "8",
+                 "--prompt-len", "2000", "--out-len", "1000", "--format", "json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    e2e = {row["k"]: row["e2e_speedup"] for row in r["per_k"]}
+    assert r["verdict"] == "disable" and r["best_k"] == 0 and e2e[1] < 1.0
+    first, second = r["reasons"]
+    assert f"k <= 1: the best reaches {e2e[1]:.2f}x" in first
+    longer = max((k for k in e2e if k > 1), key=e2e.get)
+    assert second.startswith(f"k={longer} would reach {e2e[longer]:.2f}x") and e2e[longer] > 1.0
