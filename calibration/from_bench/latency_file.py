@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from advisor.errors import InputError
-from calibration.from_bench.runs import BenchRun, Load, Measured, validation_problem
+from calibration.from_bench.runs import BenchRun, Load, Measured, bench_result, validation_problem
 
 
 class LatencyResult(BaseModel):
@@ -54,11 +54,7 @@ def companion(path: str | Path) -> Path:
 
 
 def read(path, raw: dict) -> BenchRun:
-    try:
-        result = LatencyResult.model_validate(raw)
-    except ValidationError as exc:
-        raise InputError(f"{path} is not a `vllm bench latency --output-json` file as vLLM 0.32 writes it "
-                         f"({validation_problem(exc)}): another vLLM version's, or hand-edited?") from None
+    result = bench_result(LatencyResult, raw, path, "vllm bench latency --output-json")
     if min(result.latencies) <= 0:
         raise InputError(f"{path}: a latency that is not positive (hand-edited?)")
     args = _args(path)

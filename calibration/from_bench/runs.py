@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from advisor.errors import InputError
 from advisor.measured.counts import Counts
@@ -97,3 +97,15 @@ def validation_problem(exc: ValidationError) -> str:
     where = ".".join(str(p) for p in first["loc"]) or "the top level"
     return f"{where}: {first['msg']}"
 
+
+Result = TypeVar("Result", bound=BaseModel)
+
+
+def bench_result(model: type[Result], raw: dict, path, command: str) -> Result:
+    """`raw` validated as `command`'s result file (e.g. "vllm bench serve --save-result"), or one InputError line
+    saying which field is off."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise InputError(f"{path} is not a `{command}` file as vLLM 0.32 writes it ({validation_problem(exc)}): "
+                         "another vLLM version's, or hand-edited?") from None

@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from advisor.errors import InputError
 from advisor.measured.counts import Counts
-from calibration.from_bench.runs import BenchRun, Load, Measured, validation_problem
+from calibration.from_bench.runs import BenchRun, Load, Measured, bench_result
 
 MS = 1e-3
 
@@ -52,11 +52,7 @@ class ServeResult(BaseModel):
 
 def read(path, raw: dict) -> BenchRun:
     """A BenchRun from the parsed JSON of `path`; InputError (one line) when it is not a clean, complete run."""
-    try:
-        result = ServeResult.model_validate(raw)
-    except ValidationError as exc:
-        raise InputError(f"{path} is not a `vllm bench serve --save-result` file as vLLM 0.32 writes it "
-                         f"({validation_problem(exc)}): another vLLM version's, or hand-edited?") from None
+    result = bench_result(ServeResult, raw, path, "vllm bench serve --save-result")
     if result.failed or not result.completed:
         raise InputError(f"{path}: {result.failed} of {result.failed + result.completed} requests failed; "
                          "only a run where every request completed measures the engine")
