@@ -3,8 +3,8 @@
 vLLM gives each instance `gpu_memory_utilization` of the GPU. From that it subtracts the weights and the peak
 activations of a profiling run; what is left becomes the KV cache, in 16-token blocks. With a draft model both
 models' layers draw KV blocks from that one pool, so each token costs target + draft KV bytes, and the draft's
-weights come out of the same budget. Each running sequence also holds k lookahead slots for its drafts
-(k + 1 for draft_model: `max_num_new_slots_for_drafting`). Concurrency = KV budget / KV bytes per sequence.
+weights come out of the same budget. Each running sequence also holds slots for its drafts past its own tokens
+(`advisor.vllm.lookahead_slots`). Concurrency = KV budget / KV bytes per sequence.
 
 Not every layer's cache grows with the sequence. vLLM's hybrid KV-cache manager frees a sliding-window (or
 chunked-local) layer's blocks once they leave its window, but admits a request only with room for its window plus
@@ -39,12 +39,6 @@ def activation_peak_bytes(model: ModelSpec, tp: int = 1, max_num_batched_tokens:
     widest = (2 * model.hidden_size + 2 * mlp / tp) * 2.0
     logits = max_num_seqs * model.logits_bytes_per_row()
     return max_num_batched_tokens * widest + logits
-
-
-def kv_bytes_per_token_per_gpu(model: ModelSpec, tp: int, kv_dtype_bytes: float = 2.0) -> float:
-    """One more token's cache across the attention layers, per GPU (`ModelSpec.kv_elements_per_layer_token_per_gpu`:
-    TP shards KV heads, replicates one head or an MLA latent)."""
-    return model.kv_layers * model.kv_elements_per_layer_token_per_gpu(tp) * kv_dtype_bytes
 
 
 # Extra state copies a hybrid model's linear-attention layers keep per request: with prefix caching on (vLLM's

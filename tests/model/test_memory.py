@@ -35,7 +35,8 @@ def test_tensor_parallel_shards_weights_and_kv(h100):
     four = memory.budget(big, None, "ngram", 0, h100, prompt_len=1000, out_len=100, tp=4)
     assert not one.fits and four.fits
     assert four.target_weights == pytest.approx(big.weight_bytes() / 4)
-    assert memory.kv_bytes_per_token_per_gpu(big, 16) == memory.kv_bytes_per_token_per_gpu(big, 8)  # 8 KV heads
+    # 8 KV heads: at TP 16 each GPU keeps a replica of one, as at TP 8
+    assert memory.kv_bytes_per_sequence_per_gpu(big, 16, 1) == memory.kv_bytes_per_sequence_per_gpu(big, 8, 1)
 
 
 def test_lookahead_slots():
@@ -73,4 +74,5 @@ def test_linear_attention_state_per_sequence_grows_with_k():
 
 def test_mla_cache_is_replicated_across_tensor_parallel_gpus():
     mla = spec_from_config(TINY_MLA, "mla")  # 4 layers x (8 + 4) latent elements x 2 bytes
-    assert memory.kv_bytes_per_token_per_gpu(mla, 1) == memory.kv_bytes_per_token_per_gpu(mla, 8) == 4 * 12 * 2
+    assert memory.kv_bytes_per_sequence_per_gpu(mla, 1, 1) == memory.kv_bytes_per_sequence_per_gpu(mla, 8, 1) \
+        == 4 * 12 * 2
