@@ -115,9 +115,21 @@ def _review_alone_ttft_ms(workload: str, deployment: str) -> str:
     return f"{_review().cell(workload, deployment).base.best.ttft * 1e3:.0f}"
 
 
+# The committed validations: README key prefix -> (folder, the summary figures the README quotes from it): the Llama
+# pair at TP 1, the Qwen2-style pair, the Llama pair at TP 2. "per_instance"/"per_call" are instance_spread's parts.
+_HEADLINE = ("tpot_median_abs_error", "tpot_p90_abs_error", "k_choice_agreement", "verdict_agreement")
+VALIDATIONS = {
+    "validation": ("docs/validation", _HEADLINE + ("gain_agreement", "draft_model_k_choice_agreement",
+                                                   "draft_model_verdict_agreement", "per_instance", "per_call")),
+    "validation_qwen2": ("docs/validation/qwen2", _HEADLINE + ("per_instance", "per_call")),
+    "validation_tp2": ("docs/validation/tp2", _HEADLINE + ("per_instance",)),
+}
+
+
 @cache
-def _validation() -> dict:
-    return json.loads((ROOT / "docs/validation/validation.json").read_text())["summary"]
+def _validation(folder: str) -> dict:
+    summary = json.loads((ROOT / folder / "validation.json").read_text())["summary"]
+    return {**summary, **(summary.get("instance_spread") or {})}
 
 
 @cache
@@ -125,7 +137,14 @@ def _fit(path: str, role: str) -> dict:
     return json.loads((ROOT / path).read_text())[role]["fit"]
 
 
-SHIPPED_CALIBRATION = "profiles/calibrations/cpu-xeon-icelake-2vcpu__tiny-llama-target__tiny-llama-draft.json"
+# README key prefix -> (calibration file, the held-out errors quoted): the shipped one (median and worst, per role),
+# and those the Qwen2-style and TP 2 validations ran on (medians).
+_BOTH = ("target.median", "target.worst", "draft.median", "draft.worst")
+CALIBRATIONS = {
+    "calibration": ("profiles/calibrations/cpu-xeon-icelake-2vcpu__tiny-llama-target__tiny-llama-draft.json", _BOTH),
+    "calibration_qwen2": ("docs/validation/qwen2/calibration.json", ("target.median", "draft.median")),
+    "calibration_tp2": ("docs/validation/tp2/calibration.json", ("target.median", "draft.median")),
+}
 
 
 def _pct(value: float) -> str:
@@ -145,12 +164,10 @@ VALUES = {
     "review.h100.spec": lambda: _review_gpus("4x-h100", "spec"),
     "review.completion_a100.ttft_ms": lambda: _review_alone_ttft_ms("completion", "8x-a100"),
     "review.agent_a100.extra_gpus": lambda: _review_extra_gpus("agent-edits", "8x-a100"),
-    **{f"calibration.{role}.{kind}": (lambda role=role, kind=kind:
-                                      _pct(_fit(SHIPPED_CALIBRATION, role)[f"heldout_{kind}_error"]))
-       for role in ("target", "draft") for kind in ("median", "worst")},
-    **{f"validation.{name}": (lambda name=name: _pct(_validation()[name]))
-       for name in ("tpot_median_abs_error", "tpot_p90_abs_error", "k_choice_agreement", "verdict_agreement",
-                    "gain_agreement", "draft_model_k_choice_agreement", "draft_model_verdict_agreement")},
+    **{f"{key}.{quoted}": (lambda path=path, quoted=quoted: _pct(_fit(path, quoted.split(".")[0])[
+        f"heldout_{quoted.split('.')[1]}_error"])) for key, (path, names) in CALIBRATIONS.items() for quoted in names},
+    **{f"{key}.{name}": (lambda folder=folder, name=name: _pct(_validation(folder)[name]))
+       for key, (folder, names) in VALIDATIONS.items() for name in names},
 }
 
 # The README's pictures: file -> the command that draws it (and, for a review, which of its pictures).

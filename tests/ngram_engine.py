@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from advisor.measured.ngram import NgramConfig
-from calibration.engine.tinymodels import llama_config, write_model_dir
+from calibration.engine.tinymodels import decoder_config, write_model_dir
 
 NGRAM = NgramConfig(k=6, min_n=1, max_n=3, max_model_len=160)
 SPECULATIVE_CONFIG = {"method": "ngram", "num_speculative_tokens": NGRAM.k,
@@ -29,7 +29,7 @@ def prompts() -> list[list[int]]:
 
 
 def write_model(root: Path) -> Path:
-    return write_model_dir(Path(root) / "tiny-ngram", llama_config(hidden=128, layers=2, heads=4, kv_heads=2,
+    return write_model_dir(Path(root) / "tiny-ngram", decoder_config(hidden=128, layers=2, heads=4, kv_heads=2,
                                                                   intermediate=352, name="tiny-ngram", vocab=64,
                                                                   max_position=512))
 

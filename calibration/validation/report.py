@@ -27,7 +27,8 @@ from advisor.model.modelspec import ModelSpec
 from advisor.model.speculative import Setup, request_times
 from advisor.model.truncation import tokens_per_step
 from advisor.verdict import ENABLE_THRESHOLD, rule
-from calibration.validation.run import Run
+from calibration.validation.grid import Run, grouped, point_of, shape_of
+from calibration.validation.noise import baseline_runs, drift, instance_spread, pass_spread, passes_run
 
 DECISION_TOLERANCE = 0.03  # a k within 3% of the measured fastest counts as the right choice
 
@@ -41,6 +42,7 @@ class Costs:
     target_cost: EngineCost  # calibrated on this machine
     draft_cost: EngineCost  # calibrated on this machine
     source: str  # which calibration, for the report
+    tp: int = 1  # tensor parallelism of every engine measured (and of the calibration the costs came from)
     spec_overhead: float = DEFAULT_SPEC_OVERHEAD_S  # speculative bookkeeping per step, s (see spec_overheads)
     spec_seq_overhead: float = 0.0  # ... and per sequence per step, s
 
@@ -49,17 +51,8 @@ class Costs:
         draft = (self.draft, self.draft_cost) if method == "draft_model" else (None, None)
         share = min(max(draft_share, 1e-6), 1.0) if method == "ngram" else 1.0
         return Setup(target=self.target, target_cost=self.target_cost, method=method, draft=draft[0],
-                     draft_cost=draft[1], spec_overhead=self.spec_overhead,
+                     draft_cost=draft[1], tp=self.tp, spec_overhead=self.spec_overhead,
                      spec_seq_overhead=self.spec_seq_overhead, draft_share=share)
-
-
-def _key(r: Run) -> tuple:
-    return (r.batch, r.prompt_len, r.out_len, r.temperature)
-
-
-def _point(r: Run) -> tuple:
-    """One grid point (engine and shape): what several passes measure again."""
-    return (r.method, r.scale, r.k, *_key(r))
 
 
 def calibration_k(runs: list[Run]) -> int | None:
@@ -78,23 +71,16 @@ def spec_overheads(runs: list[Run], costs: Costs) -> Costs:
     base = baselines(runs)
     zero = replace(costs, spec_overhead=0.0, spec_seq_overhead=0.0)
     k0 = calibration_k(runs)
-    probe = [r for r in runs if r.ok and r.method == "ngram" and r.k == k0 and _key(r) in base]
+    probe = [r for r in runs if r.ok and r.method == "ngram" and r.k == k0 and shape_of(r) in base]
     if len({r.batch for r in probe}) < 2:
         return costs
     extra = []
     for r in probe:  # measured n-gram step − measured baseline step − the model's cost of the few drafted steps
         setup, context = zero.setup("ngram", r.draft_share), r.prompt_len + r.out_len / 2
         drafted = float(setup.iteration_time(r.k, r.batch, context) - setup.decode_step(r.batch, context))
-        extra.append(r.tpot_s * r.tokens_per_step - base[_key(r)].tpot_s - drafted)
+        extra.append(r.tpot_s * r.tokens_per_step - base[shape_of(r)].tpot_s - drafted)
     a, b = np.linalg.lstsq(np.array([[1.0, r.batch] for r in probe]), np.array(extra), rcond=None)[0]
     return replace(costs, spec_overhead=max(float(a), 0.0), spec_seq_overhead=max(float(b), 0.0))
-
-
-def _grouped(runs, key) -> dict[tuple, list[Run]]:
-    groups: dict[tuple, list[Run]] = {}
-    for r in runs:
-        groups.setdefault(key(r), []).append(r)
-    return groups
 
 
 def typical(runs: list[Run]) -> list[Run]:
@@ -102,36 +88,16 @@ def typical(runs: list[Run]) -> list[Run]:
     middle one for an even count), so its counters and timings stay one real measurement. Baseline runs pass through:
     `baselines` takes the median of all of them."""
     out = []
-    for (method, *_), rs in _grouped(runs, _point).items():
+    for (method, *_), rs in grouped(runs, point_of).items():
         ok = sorted((r for r in rs if r.ok), key=lambda r: r.tpot_s)
         out += rs if method == "baseline" else [ok[(len(ok) - 1) // 2] if ok else rs[0]]
     return out
 
 
-def pass_spread(runs: list[Run]) -> float | None:
-    """Median over speculative points measured more than once (passes, repeats) of max/min TPOT − 1: how far one
-    measurement of the same work is from another."""
-    measured = _grouped((r for r in runs if r.method != "baseline" and r.ok), _point)
-    spreads = [max(r.tpot_s for r in rs) / min(r.tpot_s for r in rs) - 1.0 for rs in measured.values() if len(rs) > 1]
-    return float(np.median(spreads)) if spreads else None
-
-
-def _baseline_runs(runs: list[Run]) -> dict[tuple, list[Run]]:
-    """Per shape, the measured baseline runs in the order they ran (first and last in every pass)."""
-    return _grouped((r for r in runs if r.method == "baseline" and r.ok), _key)
-
-
 def baselines(runs: list[Run]) -> dict[tuple, Run]:
     """Per shape, the median TPOT and e2e of the measured baseline runs."""
     return {key: replace(rs[0], tpot_s=float(np.median([r.tpot_s for r in rs])),
-                         e2e_s=float(np.median([r.e2e_s for r in rs]))) for key, rs in _baseline_runs(runs).items()}
-
-
-def drift(runs: list[Run]) -> float | None:
-    """Median over shapes of |TPOT last / TPOT first − 1| of the first and the last baseline run: how far the
-    machine drifted during the run (the noise floor is the larger of this and `pass_spread`)."""
-    pairs = [abs(rs[-1].tpot_s / rs[0].tpot_s - 1.0) for rs in _baseline_runs(runs).values() if len(rs) > 1]
-    return float(np.median(pairs)) if pairs else None
+                         e2e_s=float(np.median([r.e2e_s for r in rs]))) for key, rs in baseline_runs(runs).items()}
 
 
 def compare(runs: list[Run], costs: Costs) -> list[dict]:
@@ -142,7 +108,7 @@ def compare(runs: list[Run], costs: Costs) -> list[dict]:
     for r in runs:
         if r.method == "baseline":
             continue
-        b = base.get(_key(r))
+        b = base.get(shape_of(r))
         row = {"method": r.method, "scale": r.scale, "k": r.k, "batch": r.batch, "prompt_len": r.prompt_len,
                "out_len": r.out_len, "temperature": r.temperature, "calibration": r.method == "ngram" and r.k == k0,
                "error": r.error or (None if b is not None else "baseline missing")}
@@ -214,7 +180,8 @@ def summarize(rows: list[dict], decided: list[dict], runs: list[Run] = ()) -> di
     summary = {"points": len(rows), "measured_points": len(good),
                "failed_points": sum(r["error"] is not None for r in rows),
                "calibration_points": sum(r["calibration"] for r in rows),
-               "scenarios": len(decided), "baseline_drift": drift(list(runs)), "pass_spread": pass_spread(list(runs))}
+               "scenarios": len(decided), "baseline_drift": drift(list(runs)), "pass_spread": pass_spread(list(runs)),
+               "instance_spread": instance_spread(list(runs)), "passes_run": passes_run(list(runs))}
     for metric in ("tpot", "e2e"):
         errs = np.abs([r[f"{metric}_error"] for r in good])
         summary[f"{metric}_median_abs_error"] = float(np.median(errs)) if errs.size else None

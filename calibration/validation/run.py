@@ -25,107 +25,13 @@ from pathlib import Path
 
 import numpy as np
 
-from advisor.errors import InputError
 from advisor.vllm import NGRAM_LOOKUP_VALIDATION, speculative_dict
-from calibration.engine.testpair import PairSpec, TestPair, make_pair
+from calibration.engine.testpair import TestPair, make_pair
 from calibration.engine.vllm_engine import open_engine
 from calibration.measure_acceptance import delta, snapshot_counts
+from calibration.validation.grid import Grid, Run
 
 WARM_UP_SEED_OFFSET = 1  # the warm-up's prompts come from seed + 1 (see round_seed)
-
-
-@dataclass(frozen=True, slots=True)
-class Grid:
-    """What to run. Every pair is one acceptance level of the `draft_model` method; `ngram` adds the n-gram
-    proposer on the first pair's target."""
-
-    scales: tuple[float, ...]  # test-pair residual scales (calibration.engine.testpair), one acceptance level each
-    ks: tuple[int, ...]  # draft lengths
-    batches: tuple[int, ...]  # concurrent requests per point
-    prompt_lens: tuple[int, ...]  # prompt tokens
-    out_lens: tuple[int, ...]  # output tokens asked per request
-    ngram: bool = True  # also run the n-gram proposer at every k
-    draft_layers: int = 1  # the draft is the target's first draft_layers layers
-    seed: int = 0  # weights, prompts and sampling seeds
-    temperatures: tuple[float, ...] = (0.0,)  # sampling temperatures (0: greedy); acceptance falls with sampling
-    baseline_twice: bool = True  # run the baseline again at the end: exposes drift in the machine's speed
-    passes: int = 1  # times the whole engine list runs (fresh engines each time); points take the median
-    repeats: int = 1  # generate calls per shape on each engine, in rounds over the shapes (all kept)
-
-    def __post_init__(self) -> None:
-        names = ("scales", "ks", "batches", "prompt_lens", "out_lens", "temperatures")
-        empty = [n for n in names if not getattr(self, n)]
-        if empty:
-            raise InputError(f"the validation grid is empty: give at least one value for {', '.join(empty)}")
-        if min(self.ks) < 1 or min(self.batches) < 1 or min(self.prompt_lens) < 1 or min(self.out_lens) < 2:
-            raise InputError("grid values must be positive (k, batch, prompt length >= 1; output length >= 2)")
-        if self.passes < 1 or self.repeats < 1:
-            raise InputError(f"--passes and --repeats must be at least 1, got {self.passes} and {self.repeats}")
-
-    def shapes(self) -> list[tuple[int, int, int, float]]:
-        """(batch, prompt length, output length, temperature): one generate call each."""
-        return [(b, p, o, t) for t in self.temperatures for p in self.prompt_lens for o in self.out_lens
-                for b in self.batches]
-
-    def runs_per_engine(self) -> int:
-        return len(self.shapes()) * self.repeats
-
-    def engines(self) -> list[tuple[str, float | None, int]]:
-        """(method, scale, k) per engine to start. The baseline runs first and again last: speedups divide by
-        the median of its runs, and their difference shows how much the machine drifted during the run."""
-        runs = [("baseline", None, 0)]
-        runs += [("draft_model", s, k) for s in self.scales for k in self.ks]
-        runs += [("ngram", None, k) for k in self.ks] if self.ngram else []
-        return runs + ([("baseline", None, 0)] if self.baseline_twice else [])
-
-
-@dataclass(frozen=True, slots=True)
-class Run:
-    """One measured point: an engine (method, pair, k) on one shape (batch, prompt, output)."""
-
-    method: str  # baseline | draft_model | ngram
-    scale: float | None  # the pair's residual scale (draft_model), else None
-    k: int  # draft length (0: baseline)
-    batch: int  # requests started together
-    prompt_len: int  # tokens per prompt
-    out_len: int  # tokens asked per request
-    temperature: float = 0.0  # sampling temperature
-    tokens: int = 0  # fewest tokens any request returned (< out_len: flagged)
-    ttft_s: float | None = None  # median over requests, s
-    tpot_s: float | None = None  # median over requests, s per output token after the first
-    e2e_s: float | None = None  # median request latency, s
-    throughput_tps: float | None = None  # output tokens / s over the whole batch
-    drafts: int = 0  # counter deltas: verification steps with drafts
-    draft_tokens: int = 0  # draft tokens proposed
-    accepted: int = 0  # draft tokens accepted
-    per_position: tuple[int, ...] = ()  # steps whose first i+1 drafts were accepted
-    error: str | None = None  # why this point has no (trustworthy) measurement
-    pass_index: int = 0  # which pass over the engine list measured it (Grid.passes)
-    repeat: int = 0  # which round over the shapes on its engine (Grid.repeats)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    @property
-    def steps(self) -> int:
-        """Target steps of all requests together during decode. Each yields one token of the target's own plus the
-        drafts it accepted, so steps = decode tokens − accepted; but the counters also count drafts accepted past
-        max_tokens in a request's last step (truncated from the output), and every draft-model step verifies
-        drafts, so steps is never fewer than the drafts counted."""
-        decode_tokens = self.batch * (self.tokens - 1)
-        return max(decode_tokens - self.accepted, self.drafts, 1) if self.k else decode_tokens
-
-    @property
-    def tokens_per_step(self) -> float:
-        """Output tokens per target step during decode, as the timing saw them (truncation included). With
-        n-gram some steps carry no draft, so vLLM's 1 + accepted/drafts would overstate what a step yields."""
-        return self.batch * (self.tokens - 1) / self.steps if self.k else 1.0
-
-    @property
-    def draft_share(self) -> float:
-        """Share of sequences' steps that carried drafts: 1 for a draft model, less for n-gram."""
-        return min(self.drafts / self.steps, 1.0) if self.k else 0.0
 
 
 def prompts_for(batch: int, prompt_len: int, vocab: int, seed: int) -> list[list[int]]:
@@ -194,12 +100,12 @@ def run_grid(grid: Grid, workdir: str | Path | None = None, opener: Callable | N
     the engines they cover are skipped (the same pairs and prompts: same seed), which is how a run resumes and how
     `grid.passes` beyond the earlier run's add passes to it."""
     opener = opener or (lambda model, spec: open_engine(model, speculative_config=spec, max_model_len=_max_len(grid),
-                                                        skip_tokenizer_init=True))
+                                                        skip_tokenizer_init=True,
+                                                        tensor_parallel_size=grid.tensor_parallel_size))
     root = Path(workdir or tempfile.mkdtemp(prefix="specadvisor-validate-"))
     out = Measured(runs=list(before))
     for scale in grid.scales:
-        out.pairs[scale] = make_pair(root / f"scale-{scale:g}", PairSpec(scale=scale, draft_layers=grid.draft_layers,
-                                                                         seed=grid.seed))
+        out.pairs[scale] = make_pair(root / f"scale-{scale:g}", grid.pair_spec(scale))
     first = out.pairs[grid.scales[0]]
     engines = grid.engines()
     done = Counter((r.pass_index, r.method, r.scale, r.k) for r in before)  # runs per engine measured before

@@ -21,11 +21,12 @@ from advisor.profiles.catalog import load_hardware, load_model
 from advisor.render.plot_style import save
 from calibration.calibrate.bench import system_info
 from calibration.calibrate.machine import detect_hardware
-from calibration.engine.testpair import PairSpec, write_configs
+from calibration.engine.testpair import family_arch, write_configs
+from calibration.validation.grid import Grid, Run
 from calibration.validation.markdown import markdown
 from calibration.validation.plots import alpha_figure, parity_figure
 from calibration.validation.report import Costs, analyse
-from calibration.validation.run import Grid, Measured, Run, run_grid
+from calibration.validation.run import Measured, run_grid
 
 REPORT_VERSION = 1
 
@@ -37,7 +38,7 @@ def parse_list(text: str, flag: str, kind=int) -> tuple:
         raise InputError(f"{flag} takes comma-separated numbers, got {text!r}") from None
 
 
-def load_costs(calibration: str | None, target_dir: Path, draft_dir: Path) -> Costs:
+def load_costs(calibration: str | None, target_dir: Path, draft_dir: Path, tp: int = 1) -> Costs:
     """The pair's calibrated costs: from --calibration, else a profile in profiles/calibrations that matches the
     pair's architecture on this hardware. Validation without measured costs would test the datasheet, not the
     model: refuse, and say how to calibrate."""
@@ -47,19 +48,20 @@ def load_costs(calibration: str | None, target_dir: Path, draft_dir: Path) -> Co
         hw = load_hardware(slug)
     except InputError:
         hw = None
-    found = costs_for(calibration, target, draft, hw) if (calibration or hw is not None) else None
+    found = costs_for(calibration, target, draft, hw, tp) if (calibration or hw is not None) else None
     if found is None:
         raise InputError("no calibration matches the test pair on this machine: run `specadvisor make-test-pair --out "
                          "DIR --scale 0.1` and `specadvisor calibrate --target DIR/target --draft DIR/draft "
                          "--dummy-weights --out FILE`, then `specadvisor validate --from-json OUT/validation.json "
-                         "--calibration FILE`")
+                         "--calibration FILE` (with --family and --num-gpus as the run had them)")
     target_cost, draft_cost, source = found
-    return Costs(target=target, draft=draft, target_cost=target_cost, draft_cost=draft_cost, source=source)
+    return Costs(target=target, draft=draft, target_cost=target_cost, draft_cost=draft_cost, source=source, tp=tp)
 
 
 def validate_command(*, out: str, scales: str, ks: str, batches: str, prompt_lens: str, out_lens: str,
                      temperatures: str, ngram: bool, calibration: str | None, from_json: str | None,
-                     passes: int = 1, more_passes: int = 0, resume: bool = False, repeats: int = 1) -> list[str]:
+                     passes: int = 1, more_passes: int = 0, resume: bool = False, repeats: int = 1,
+                     family: str = "llama", draft_layers: int | None = None, num_gpus: int = 1) -> list[str]:
     out_dir = Path(out)
     if more_passes < 0 or (more_passes and from_json is None and not resume):
         raise InputError("--more-passes N (N >= 1) adds passes to earlier measurements: give --from-json FILE "
@@ -76,7 +78,8 @@ def validate_command(*, out: str, scales: str, ks: str, batches: str, prompt_len
                     batches=parse_list(batches, "--batches"), prompt_lens=parse_list(prompt_lens, "--prompt-lens"),
                     out_lens=parse_list(out_lens, "--out-lens"),
                     temperatures=parse_list(temperatures, "--temperatures", float), ngram=ngram, passes=passes,
-                    repeats=repeats)
+                    repeats=repeats, family=family, tensor_parallel_size=num_gpus,
+                    draft_layers=family_arch(family)[1] if draft_layers is None else draft_layers)
         if (out_dir / "validation.json").exists():
             raise InputError(f"{out_dir / 'validation.json'} exists: pass --resume to continue it, or another --out")
         load_before = os.getloadavg()
@@ -127,8 +130,8 @@ def _now() -> str:
 def grid_costs(grid: Grid, calibration: str | None) -> Costs:
     """The calibrated costs of the grid's test pair (every pair of a grid has the same architecture)."""
     with tempfile.TemporaryDirectory() as scratch:  # configs only: the costs depend on the architecture
-        pair = write_configs(scratch, PairSpec(scale=grid.scales[0], draft_layers=grid.draft_layers, seed=grid.seed))
-        return load_costs(calibration, pair.target_dir, pair.draft_dir)
+        pair = write_configs(scratch, grid.pair_spec(grid.scales[0]))
+        return load_costs(calibration, pair.target_dir, pair.draft_dir, grid.tensor_parallel_size)
 
 
 def write_report(out_dir: Path, grid: Grid, runs: list[Run], costs: Costs, meta: dict) -> list[str]:

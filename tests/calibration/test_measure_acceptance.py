@@ -73,9 +73,9 @@ def test_measure_a_real_pair_per_prompt_save_and_recommend(tmp_path):
     import prometheus_client
     import vllm  # noqa: F401  (imported here, vLLM's log handler binds to the real stdout, not the runner's)
 
-    from calibration.engine.testpair import PairSpec, TinyLlama, make_pair
+    from calibration.engine.testpair import PairSpec, TinyArch, make_pair
 
-    arch = TinyLlama(vocab_size=512, hidden_size=128, num_layers=4, num_heads=4, num_kv_heads=4,
+    arch = TinyArch(vocab_size=512, hidden_size=128, num_layers=4, num_heads=4, num_kv_heads=4,
                      intermediate_size=352, max_position_embeddings=512)
     pair = make_pair(tmp_path / "pair", PairSpec(scale=0.05, draft_layers=2, arch=arch))
     lines = [json.dumps({"prompt_token_ids": [(37 * i + 11 * j) % 500 + 3 for j in range(20 + 4 * i)]})

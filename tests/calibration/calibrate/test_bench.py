@@ -5,7 +5,7 @@ import pytest
 from advisor.model.enginecost import EngineCost
 from advisor.profiles.catalog import load_hardware
 from calibration.calibrate import bench
-from calibration.calibrate.grid import Grid, describe, shrink_to_budget
+from calibration.calibrate.grid import Grid, describe, fittable, shrink_to_budget
 
 
 @pytest.fixture(scope="module")
@@ -70,3 +70,13 @@ def test_points_reject_impossible_shapes():
         bench.Point("decode", 0, 1, 128)
     with pytest.raises(ValueError):
         bench.Point("sample", 1, 1, 128)
+
+
+def test_no_budget_shrinks_a_grid_below_what_the_fit_needs(pair):
+    """A 1 s budget cannot be met; the grid stops shrinking where the draft still has 2 points per unknown
+    (at 256 tokens of context on a CPU the draft's grid had 14 for 16 and its calibration was refused)."""
+    cost = EngineCost.from_datasheet(load_hardware("l4"))
+    grid, seconds = shrink_to_budget(Grid(16, 1024, 7, True, 0), pair, cost, 5, 1.0)
+    assert fittable(grid, pair) and seconds > 1.0
+    assert not fittable(Grid(16, 256, 7, True, 0), pair)
+    assert (grid.max_batch, grid.max_context) == (16, 512)

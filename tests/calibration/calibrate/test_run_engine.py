@@ -14,13 +14,13 @@ from advisor.cli.app import main
 from advisor.cli.calibrate import MIN_SECONDS
 from calibration.calibrate import profile_file as prof
 from calibration.calibrate.measure import MAX_ROUNDS
-from calibration.engine.tinymodels import llama_config, write_model_dir
+from calibration.engine.tinymodels import decoder_config, write_model_dir
 
 pytestmark = pytest.mark.engine
 
 # Within the tiny range (hidden 128-512, 2-8 layers, vocab 4096) and small enough to keep the run short.
-TARGET = llama_config(hidden=384, layers=6, heads=6, kv_heads=2, intermediate=1024, name="ci-tiny-target")
-DRAFT = llama_config(hidden=128, layers=2, heads=4, kv_heads=2, intermediate=352, name="ci-tiny-draft")
+TARGET = decoder_config(hidden=384, layers=6, heads=6, kv_heads=2, intermediate=1024, name="ci-tiny-target")
+DRAFT = decoder_config(hidden=128, layers=2, heads=4, kv_heads=2, intermediate=352, name="ci-tiny-draft")
 KILL_AFTER_SAMPLES = 8  # target samples saved before the first run is killed
 # Medians of at least 7 rounds. The tiny draft's held-out error reached 12.6% with 3 rounds, 13.2% with 5 and 14.6%
 # with 7 in CI runs: more rounds did not help because its whole grid took ~3 s, short enough for one burst of load

@@ -11,15 +11,19 @@ from advisor.cli.app import main
 from advisor.errors import InputError
 from advisor.profiles.catalog import load_model
 from calibration.engine.testpair import (
+    ARCHS,
     LEVELS,
     PairSpec,
     TestPair,
-    TinyLlama,
+    TinyArch,
+    family_arch,
     make_pair,
     target_weights,
 )
 
-SMALL = TinyLlama(vocab_size=512, hidden_size=64, num_layers=4, num_heads=4, num_kv_heads=2, intermediate_size=128)
+SMALL = TinyArch(vocab_size=512, hidden_size=64, num_layers=4, num_heads=4, num_kv_heads=2, intermediate_size=128)
+SMALL_QWEN2 = TinyArch(family="qwen2", vocab_size=512, hidden_size=80, num_layers=5, num_heads=5, num_kv_heads=1,
+                       intermediate_size=224)
 
 
 def test_pair_on_disk_is_a_llama_target_and_its_first_layers(tmp_path):
@@ -35,6 +39,22 @@ def test_pair_on_disk_is_a_llama_target_and_its_first_layers(tmp_path):
     assert load_model(str(pair.draft_dir)).num_layers == 2
     assert load_model(str(pair.target_dir)).vocab_size == 512
     assert json.loads((tmp_path / "pair.json").read_text())["scale"] == 0.05
+
+
+def test_qwen2_family_is_a_deeper_wider_grouped_target_with_qkv_biases(tmp_path):
+    pair = make_pair(tmp_path, PairSpec(scale=0.05, draft_layers=2, arch=SMALL_QWEN2))
+    config = json.loads((pair.target_dir / "config.json").read_text())
+    assert (config["architectures"], config["model_type"], config["rope_theta"]) == (["Qwen2ForCausalLM"], "qwen2", 1e6)
+    target = load_file(pair.target_dir / "model.safetensors")
+    assert target["model.layers.0.self_attn.k_proj.bias"].shape == (16,)  # one KV head of 80 / 5 = 16
+    assert load_model(str(pair.target_dir)).num_kv_heads == 1
+    llama, llama_draft = ARCHS["llama"]
+    qwen2, qwen2_draft = family_arch("qwen2")
+    assert qwen2.num_layers > llama.num_layers and qwen2.hidden_size > llama.hidden_size
+    assert qwen2.num_heads // qwen2.num_kv_heads > llama.num_heads // llama.num_kv_heads
+    assert (llama_draft, qwen2_draft) == (1, 2)
+    with pytest.raises(InputError, match="--family must be one of llama, qwen2"):
+        family_arch("gpt2")
 
 
 def test_residual_branches_carry_the_scale():
@@ -74,11 +94,11 @@ def greedy_agreement(pair: TestPair, prompts: list[list[int]], out_len: int) -> 
     this is the per-token acceptance α the engine should see, up to bf16 numerics. A check that does not need
     vLLM; the engine's own counters remain the measurement."""
     from transformers import (
-        LlamaForCausalLM,  # ~10 s to import: only this test pays for it
+        AutoModelForCausalLM,  # ~10 s to import: only this test pays for it
     )
 
-    target = LlamaForCausalLM.from_pretrained(pair.target_dir, torch_dtype=torch.float32).eval()
-    draft = LlamaForCausalLM.from_pretrained(pair.draft_dir, torch_dtype=torch.float32).eval()
+    target = AutoModelForCausalLM.from_pretrained(pair.target_dir, torch_dtype=torch.float32).eval()
+    draft = AutoModelForCausalLM.from_pretrained(pair.draft_dir, torch_dtype=torch.float32).eval()
     agree = total = 0
     with torch.no_grad():
         for prompt in prompts:
@@ -93,11 +113,12 @@ def greedy_agreement(pair: TestPair, prompts: list[list[int]], out_len: int) -> 
     return agree / total
 
 
-def test_agreement_falls_as_the_scale_grows(tmp_path):
+@pytest.mark.parametrize("arch", [SMALL, SMALL_QWEN2], ids=["llama", "qwen2"])
+def test_agreement_falls_as_the_scale_grows(tmp_path, arch):
     """Teacher-forced greedy agreement of draft and target (transformers, float32, no vLLM) is what greedy
     rejection sampling accepts: it must fall from near 1 to low as the target's extra layers grow louder."""
     rng_prompts = [[(37 * i + 11 * j) % 500 + 3 for j in range(24)] for i in range(3)]
-    agreement = [greedy_agreement(make_pair(tmp_path / f"s{s}", PairSpec(s, arch=SMALL)), rng_prompts, 24)
+    agreement = [greedy_agreement(make_pair(tmp_path / f"s{s}", PairSpec(s, arch=arch)), rng_prompts, 24)
                  for s in (0.002, 0.1, 1.0)]
     assert agreement[0] > 0.9
     assert agreement[0] > agreement[1] > agreement[2]
@@ -110,3 +131,5 @@ def test_cli_make_test_pair(tmp_path, capsys):
     assert str(tmp_path / "p" / "target") in printed and str(tmp_path / "p" / "draft") in printed
     assert main(["make-test-pair", "--out", str(tmp_path / "p"), "--scale", "0.05"]) == 2
     assert "already exists" in capsys.readouterr().err
+    assert main(["make-test-pair", "--out", str(tmp_path / "q"), "--scale", "0.05", "--family", "gpt2"]) == 2
+    assert capsys.readouterr().err.strip() == "specadvisor: error: --family must be one of llama, qwen2, got 'gpt2'"

@@ -21,14 +21,14 @@ from vllm_server import Bench, Server, bench_latency, write_tokenizer
 
 from advisor.cli.app import main
 from calibration.calibrate import profile_file as prof
-from calibration.engine.testpair import PairSpec, TinyLlama, make_pair
+from calibration.engine.testpair import PairSpec, TinyArch, make_pair
 from calibration.from_bench.fit import candidates
 
 pytestmark = pytest.mark.engine
 
 K = 3
 # The test pair's architecture, with a vocabulary past the 10000 prompt ids `vllm bench latency` draws
-ARCH = TinyLlama(vocab_size=10240)
+ARCH = TinyArch(vocab_size=10240)
 SHAPE = dict(prompt_len=64, out_len=32, prompts=10, concurrency=2)
 CPU = "cpu-xeon-icelake-2vcpu"  # the hardware profile of this CI machine
 SPEC_DECODE = "vllm:spec_decode"

@@ -3,6 +3,7 @@ error and the right decisions; perturbed ones with exactly the error put in; fai
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from advisor.model.config_reader import spec_from_config
 from advisor.model.enginecost import EngineCost
 from advisor.model.speculative import request_times
-from calibration.engine.testpair import TinyLlama, hf_config
+from calibration.engine.testpair import TinyArch, hf_config
 from calibration.validation.report import (
     DECISION_TOLERANCE,
     Costs,
@@ -19,9 +20,9 @@ from calibration.validation.report import (
     summarize,
     survival_at,
 )
-from calibration.validation.run import Grid, Run
+from calibration.validation.grid import Grid, Run
 
-ARCH = TinyLlama()
+ARCH = TinyArch()
 COST = EngineCost(bandwidth=5e9, flops=4e11, step_overhead=0.01, token_overhead=2e-5, seq_overhead=1e-4)
 DRAFT_COST = EngineCost(bandwidth=5e9, flops=4e11, step_overhead=0.002, token_overhead=2e-5, seq_overhead=1e-4)
 
@@ -178,20 +179,20 @@ def test_speculative_bookkeeping_is_measured_from_the_ngram_engine(costs):
     assert summarize(rows, [])["measured_points"] == 0
 
 
+@pytest.mark.parametrize("folder", ["", "qwen2", "tp2"])
 @pytest.mark.parametrize("machine", ["cpu", "cpu-xeon-icelake-2vcpu"])
-def test_the_committed_report_is_what_the_model_says_about_its_measurements(machine, monkeypatch):
+def test_the_committed_report_is_what_the_model_says_about_its_measurements(machine, folder, monkeypatch):
     """docs/validation/ (linked from the README) must be reproducible: re-analysing its raw measurements with its
-    calibration gives the committed numbers. A cost-model change that moves them needs `validate --from-json`.
+    calibration gives the committed numbers, for the Llama pair, the Qwen2-style pair and the Llama pair at TP 2. A cost-model change that moves them needs `validate --from-json`.
     On any machine: one whose hardware matches no profile ("cpu") as well as the one it was measured on."""
     import calibration.validation.write as write
 
     monkeypatch.setattr(write, "detect_hardware", lambda gpu: (machine, {}))
-    from pathlib import Path
 
     from calibration.validation.report import analyse
     from calibration.validation.write import grid_costs, read_measurements
 
-    folder = Path(__file__).resolve().parents[3] / "docs" / "validation"
+    folder = Path(__file__).resolve().parents[3] / "docs" / "validation" / folder
     grid, measured, _ = read_measurements(str(folder / "validation.json"))
     _, rows, decided, summary = analyse(measured.runs, grid_costs(grid, str(folder / "calibration.json")))
     committed = json.loads((folder / "validation.json").read_text())
@@ -286,7 +287,8 @@ def test_every_round_has_its_own_prompts_and_every_engine_the_same():
 
 
 def test_each_point_is_its_median_pass_and_the_baseline_the_median_of_its_runs(costs):
-    from calibration.validation.report import analyse, pass_spread, typical
+    from calibration.validation.noise import pass_spread
+    from calibration.validation.report import analyse, typical
 
     one = synthetic_runs(costs, 0.8, ks=(2,))
     slow, fast = 1.3, 0.8  # two other passes: one engine instance 30% slower, one 20% faster on every point
@@ -321,7 +323,6 @@ def test_the_verdict_is_the_advisors_rule_on_both_sides(costs):
 def test_the_committed_runs_end_mid_step_as_the_model_says():
     """Each committed draft_model run's tokens per step, predicted from the widest-k run of its scenario as the
     decision check does (`truncation`: the last step of a 64-token output cut short), against the measured ones."""
-    from pathlib import Path
 
     from advisor.model.truncation import tokens_per_step
     from calibration.validation.report import typical

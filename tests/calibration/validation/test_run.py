@@ -8,7 +8,8 @@ import math
 
 import pytest
 
-from calibration.validation.run import Grid, Run, run_grid
+from calibration.validation.grid import Grid, Run
+from calibration.validation.run import run_grid
 
 pytestmark = pytest.mark.engine
 
