@@ -47,6 +47,10 @@ QUICK = {
         "tests calibrate for real"),
     "specadvisor validate --passes": ("specadvisor validate --help", "~21 min a pass on 2 vCPUs"),
     "specadvisor validate --resume": ("specadvisor validate --help", "continues a run that takes ~21 min a pass"),
+    "specadvisor calibrate --target /tmp/qpair/target": (
+        "specadvisor calibrate --help", "the Qwen2-style pair's calibration is ~3 min of engine time"),
+    "specadvisor validate --family": ("specadvisor validate --help", "~17 min a pass on 2 vCPUs"),
+    "specadvisor validate --num-gpus": ("specadvisor validate --help", "~8 min a pass of its smaller grid at TP = 2"),
 }
 # README placeholder -> what stands for it, relative to the copy's root ({tmp}: a scratch folder).
 PLACEHOLDERS = {"DRAFT": "tests/data/bench/draft", "MODEL": "tests/data/bench/target", "DIR": "{tmp}/out-dir",
