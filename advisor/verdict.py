@@ -154,7 +154,7 @@ def _none_gains(e2e: np.ndarray, choosable: np.ndarray, m: MemoryBudget) -> list
     best = f"{float(e2e[mine].max()):.2f}x" if mine.any() else "nothing"
     reasons = [f"no draft length it may choose gains end to end (k <= {int(ks[mine].max()) if mine.any() else 0}: "
                f"the best reaches {best} at the concurrency each side holds){memory}"]
-    if others.any() and float(e2e[others].max()) > 1.0:
+    if float(e2e[others].max()) > 1.0:
         longer = int(ks[others][np.argmax(e2e[others])])
         reasons.append(f"k={longer} would reach {float(e2e[longer]):.2f}x if acceptance held past the positions "
                        "known; measure it (--metrics, --acceptance-per-pos) before choosing it")

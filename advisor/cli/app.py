@@ -115,8 +115,7 @@ def make_test_pair(
     with engine_imports("make-test-pair"):
         from calibration.engine.testpair import PairSpec, family_arch, make_pair
 
-        arch, default_layers = family_arch(family)
-        layers = default_layers if draft_layers is None else draft_layers
+        arch, layers = family_arch(family, draft_layers)
         pair = make_pair(out, PairSpec(scale=scale, draft_layers=layers, seed=seed, arch=arch))
     typer.echo(f"target {pair.target_dir}\ndraft  {pair.draft_dir}")
 

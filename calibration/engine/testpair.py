@@ -60,10 +60,12 @@ ARCHS: dict[str, tuple[TinyArch, int]] = {
 }
 
 
-def family_arch(family: str) -> tuple[TinyArch, int]:
-    """The family's target architecture and default draft depth; one line and exit 2 for an unknown family."""
+def family_arch(family: str, draft_layers: int | None = None) -> tuple[TinyArch, int]:
+    """The family's target architecture and its draft depth (`draft_layers`, or the family's default when None);
+    one line and exit 2 for an unknown family."""
     _check_family(family)
-    return ARCHS[family]
+    arch, default_layers = ARCHS[family]
+    return arch, default_layers if draft_layers is None else draft_layers
 
 
 @dataclass(frozen=True, slots=True)

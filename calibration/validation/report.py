@@ -177,11 +177,12 @@ def _enables(speedup: float) -> bool:
 def summarize(rows: list[dict], decided: list[dict], runs: list[Run] = ()) -> dict:
     """The headline numbers: error percentiles, worst points, decision and verdict agreement, baseline drift."""
     good = [r for r in rows if r["error"] is None and not r["calibration"]]
+    runs = list(runs)
     summary = {"points": len(rows), "measured_points": len(good),
                "failed_points": sum(r["error"] is not None for r in rows),
                "calibration_points": sum(r["calibration"] for r in rows),
-               "scenarios": len(decided), "baseline_drift": drift(list(runs)), "pass_spread": pass_spread(list(runs)),
-               "instance_spread": instance_spread(list(runs)), "passes_run": passes_run(list(runs))}
+               "scenarios": len(decided), "baseline_drift": drift(runs), "pass_spread": pass_spread(runs),
+               "instance_spread": instance_spread(runs), "passes_run": passes_run(runs)}
     for metric in ("tpot", "e2e"):
         errs = np.abs([r[f"{metric}_error"] for r in good])
         summary[f"{metric}_median_abs_error"] = float(np.median(errs)) if errs.size else None

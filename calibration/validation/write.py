@@ -79,7 +79,7 @@ def validate_command(*, out: str, scales: str, ks: str, batches: str, prompt_len
                     out_lens=parse_list(out_lens, "--out-lens"),
                     temperatures=parse_list(temperatures, "--temperatures", float), ngram=ngram, passes=passes,
                     repeats=repeats, family=family, tensor_parallel_size=num_gpus,
-                    draft_layers=family_arch(family)[1] if draft_layers is None else draft_layers)
+                    draft_layers=family_arch(family, draft_layers)[1])
         if (out_dir / "validation.json").exists():
             raise InputError(f"{out_dir / 'validation.json'} exists: pass --resume to continue it, or another --out")
         load_before = os.getloadavg()

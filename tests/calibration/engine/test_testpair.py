@@ -53,6 +53,7 @@ def test_qwen2_family_is_a_deeper_wider_grouped_target_with_qkv_biases(tmp_path)
     assert qwen2.num_layers > llama.num_layers and qwen2.hidden_size > llama.hidden_size
     assert qwen2.num_heads // qwen2.num_kv_heads > llama.num_heads // llama.num_kv_heads
     assert (llama_draft, qwen2_draft) == (1, 2)
+    assert family_arch("qwen2", 3) == (qwen2, 3)  # a given draft depth wins over the family's default
     with pytest.raises(InputError, match="--family must be one of llama, qwen2"):
         family_arch("gpt2")
 
