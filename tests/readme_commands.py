@@ -51,6 +51,9 @@ QUICK = {
         "specadvisor calibrate --help", "the Qwen2-style pair's calibration is ~3 min of engine time"),
     "specadvisor validate --family": ("specadvisor validate --help", "~17 min a pass on 2 vCPUs"),
     "specadvisor validate --num-gpus": ("specadvisor validate --help", "~8 min a pass of its smaller grid at TP = 2"),
+    "specadvisor acceptance measure --target ./target --draft": (
+        "specadvisor acceptance measure --help", "~45 s of engine time; test_measure_acceptance.py's engine test runs "
+        "the same command on a generated pair"),
 }
 # README placeholder -> what stands for it, relative to the copy's root ({tmp}: a scratch folder).
 PLACEHOLDERS = {"DRAFT": "tests/data/bench/draft", "MODEL": "tests/data/bench/target", "DIR": "{tmp}/out-dir",

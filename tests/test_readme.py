@@ -46,3 +46,9 @@ def test_the_ci_script_finds_the_readme_commands():
     assert not [c for c in commands if c.endswith("\\")]  # continuation lines are joined
     assert readme_commands.variants("specadvisor x [--a 1] [--format json|markdown]") == [
         "specadvisor x", "specadvisor x --a 1 --format json", "specadvisor x --a 1 --format markdown"]
+
+
+def test_every_stand_in_still_has_its_readme_command():
+    commands = readme_commands.readme_commands(README)
+    stale = [prefix for prefix in readme_commands.QUICK if not any(c.startswith(prefix) for c in commands)]
+    assert not stale, f"QUICK stands in for commands the README no longer has: {stale}"

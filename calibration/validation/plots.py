@@ -36,7 +36,8 @@ def parity_figure(rows: list[dict]):
         ax.plot(r["measured_tpot"], r["predicted_tpot"], ls="none", marker=MARKERS.get(r["batch"], "^"), ms=6,
                 mfc=colours[r["k"]] if r["method"] == "draft_model" else "white", mec=colours[r["k"]], mew=1.4)
     handles = [Line2D([], [], color=colours[k], marker="o", ls="none", label=f"k = {k}") for k in ks]
-    handles += [Line2D([], [], color=st.BASELINE, marker=m, ls="none", label=f"batch {b}") for b, m in MARKERS.items()]
+    handles += [Line2D([], [], color=st.BASELINE, marker=MARKERS.get(b, "^"), ls="none", label=f"batch {b}")
+                for b in sorted({r["batch"] for r in good})]
     handles += [Line2D([], [], color=st.BASELINE, marker="o", mfc="white", ls="none", label="n-gram (hollow)")]
     handles += ax.get_legend_handles_labels()[0]
     ax.set_xlim(0, top)
