@@ -168,6 +168,8 @@ VALUES = {
         f"heldout_{quoted.split('.')[1]}_error"])) for key, (path, names) in CALIBRATIONS.items() for quoted in names},
     **{f"{key}.{name}": (lambda folder=folder, name=name: _pct(_validation(folder)[name]))
        for key, (folder, names) in VALIDATIONS.items() for name in names},
+    **{f"{key}.passes": (lambda folder=folder: str(_validation(folder)["passes_run"][0]))
+       for key, (folder, _) in VALIDATIONS.items()},  # passes_run: (passes, whether the last one finished)
 }
 
 # The README's pictures: file -> the command that draws it (and, for a review, which of its pictures).
