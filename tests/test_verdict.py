@@ -199,7 +199,9 @@ PAIRS = [("llama-3.1-8b-instruct", "draft_model", None), ("llama-3.1-8b-instruct
          ("vicuna-7b-v1.3", "draft_model", "vicuna-68m")]
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 600 examples: ~20 s on the CI machine; 2000 took 75 s and pushed CI past its 20 minutes. Each CI run draws new
+# ones (no example database on a clean clone), so coverage accumulates across runs.
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(gpu=st.sampled_from(GPUS), pair=st.sampled_from(PAIRS), tp=st.sampled_from([1, 2, 4, 8]),
        batch=st.sampled_from([1, 2, 4, 8, 16, 32, 64, 128, 256]), prompt=st.integers(16, 16000),
        out=st.integers(2, 2000), alpha=st.floats(0.05, 0.95), width=st.floats(0.0, 0.2),
