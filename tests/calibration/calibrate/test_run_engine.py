@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+from vllm_processes import vllm_processes
 
 from advisor.cli.app import main
 from advisor.cli.calibrate import MIN_SECONDS
@@ -35,18 +36,8 @@ def _calibrate(args: list[str]) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, env={**os.environ})
 
 
-def _engines_of(pid: int) -> list[int]:
-    """Live vLLM processes (VLLM::EngineCore, VLLM::Worker_TP<n>) that `pid` started."""
-    ps = subprocess.run(["ps", "-eo", "pid,ppid,stat,cmd"], capture_output=True, text=True, check=True).stdout
-    rows = [line.split(None, 3) for line in ps.splitlines()[1:]]
-    return [int(p) for p, parent, stat, cmd in rows if int(parent) == pid and "VLLM::" in cmd and "Z" not in stat]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return "Z" not in open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
+def _still_running(pids: list[int]) -> list[int]:
+    return [pid for pid, _, _ in vllm_processes() if pid in pids]
 
 
 def _samples(path) -> int:
@@ -68,15 +59,15 @@ def test_calibrate_survives_a_kill_resumes_fits_and_feeds_recommend(tmp_path, ca
     while _samples(out) < KILL_AFTER_SAMPLES and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.5)
     assert first.poll() is None, f"the first run ended before it could be stopped: {first.communicate()[1][-2000:]}"
-    engines = _engines_of(first.pid)
+    engines = [pid for pid, parent, _ in vllm_processes() if parent == first.pid]
     assert engines, "the engine core runs in a process of its own"
     os.kill(first.pid, signal.SIGTERM)  # the CLI alone, as `kill` or a job scheduler would
     _, stderr = first.communicate(timeout=120)
     assert first.returncode == 128 + signal.SIGTERM and "Traceback" not in stderr, stderr[-3000:]
     gone = time.monotonic() + 10  # vLLM's shutdown signals its processes; give them a moment to exit
-    while any(_alive(p) for p in engines) and time.monotonic() < gone:
+    while _still_running(engines) and time.monotonic() < gone:
         time.sleep(0.2)
-    assert not [p for p in engines if _alive(p)], "the engine core outlived the CLI"
+    assert not _still_running(engines), "the engine core outlived the CLI"
     partial = prof.load(out)  # the partial profile survives the stop, valid
     kept = _samples(out)
     assert partial.status == "partial" and kept >= KILL_AFTER_SAMPLES

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from vllm_processes import vllm_processes
 
 from advisor.cli.app import main
 from calibration.calibrate import profile_file as prof
@@ -16,12 +17,6 @@ from calibration.calibrate.fit import MAX_HELDOUT_MEDIAN_ERROR
 from calibration.engine.tinymodels import write_tiny_pair
 
 pytestmark = pytest.mark.engine
-
-
-def _workers() -> list[str]:
-    """vLLM worker processes still alive (named VLLM::Worker_TP<rank> by vLLM's multiprocess executor)."""
-    ps = subprocess.run(["ps", "-eo", "pid,stat,cmd"], capture_output=True, text=True, check=True).stdout
-    return [line for line in ps.splitlines() if "VLLM::Worker" in line and " Z" not in line]
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="tensor parallelism 2 needs two CPUs")
@@ -46,7 +41,8 @@ def test_calibrate_at_tp2_times_the_allreduce_fits_and_feeds_recommend(tmp_path,
     fit = profile.allreduce.fit
     assert fit.allreduce_latency > 0 and fit.link_bandwidth > 0
     assert f"{fit.allreduce_latency * 1e6:.3g} µs per call" in run.stdout
-    assert not _workers(), _workers()
+    workers = [cmd for _, _, cmd in vllm_processes() if "VLLM::Worker" in cmd]
+    assert not workers, workers
 
     code = main(["recommend", "--target", str(target), "--draft", str(draft), "--prompt-len", "256", "--out-len",
                  "64", "--num-gpus", "2", "--calibration", str(out), "--format", "json"])
