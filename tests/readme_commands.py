@@ -1,12 +1,14 @@
-"""CI: every command in README.md's ```bash blocks, run as a new user would after the README's install.
+"""CI: every command in the ```bash blocks of README.md and docs/*.md (docs/doc_pages.py lists the pages), run as a
+new user would after the README's install.
 
     python tests/readme_commands.py [--test-venv .venv]
 
 In a copy of the repository (tracked and untracked files, no build output) it runs the README's install command
 as written (`python3 -m venv .venv && .venv/bin/pip install . && ...`): a non-editable install, so a dependency
-the README's features need but pyproject.toml lacks fails here. Every other README command then runs from that
-copy's root with that `specadvisor`, on the files the examples name (the plan, the committed validation data) or
-on files made here to stand for the user's own (./my-model, chats.jsonl, a metrics server at localhost:8000).
+the README's features need but pyproject.toml lacks fails here. Every other command then runs from that copy's
+root with that `specadvisor` (each distinct command once, page by page, in order), on the files the examples name
+(the plan, the committed validation data) or on files made here to stand for the user's own (./my-model,
+chats.jsonl, a metrics server at localhost:8000).
 
 Commands that need vLLM, torch or transformers run with the test venv's `specadvisor` (tests/run.sh built it);
 the slow ones run a quick variant, listed in QUICK with the reason. Optional parts in brackets run both ways:
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import http.server
+import importlib.util
 import json
 import os
 import re
@@ -33,12 +36,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FENCE = re.compile(r"^```bash\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+_spec = importlib.util.spec_from_file_location("doc_pages", ROOT / "docs/doc_pages.py")
+doc_pages = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(doc_pages)
 TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)  # not vLLM's logged ones
 
 # Never run here, with the reason.
 SKIP = {"bash tests/run.sh": "the test suite itself: .ci/run runs it right before this script"}
-# Run as a quicker variant: README command prefix -> (variant, why).
+# Run as a quicker variant: command prefix (as a page quotes it) -> (variant, why).
 QUICK = {
     "specadvisor calibrate --target meta-llama/": (
         "specadvisor calibrate --help", "an 8B + 1B calibration takes minutes of engine time on a CPU"),
@@ -55,10 +60,10 @@ QUICK = {
         "specadvisor acceptance measure --help", "~45 s of engine time; test_measure_acceptance.py's engine test runs "
         "the same command on a generated pair"),
 }
-# README placeholder -> what stands for it, relative to the copy's root ({tmp}: a scratch folder).
+# A page's placeholder -> what stands for it, relative to the copy's root ({tmp}: a scratch folder).
 PLACEHOLDERS = {"DRAFT": "tests/data/bench/draft", "MODEL": "tests/data/bench/target", "DIR": "{tmp}/out-dir",
                 "FILE": "{tmp}/out-file.json"}
-# Files the `vllm bench` example writes, as committed from real runs: README name -> file in tests/data/bench.
+# Files the `vllm bench` example writes, as committed from real runs: a page's name -> file in tests/data/bench.
 BENCH_FILES = {"baseline.json": "baseline.json", "spec.json": "spec.json", "before.prom": "before.prom",
                "after.prom": "after.prom", "lat-b8.json": "lat-base.json",
                "lat-b8.pytorch.json": "lat-base.pytorch.json"}
@@ -73,9 +78,14 @@ CHATS = [("Write a function that adds two numbers.", "def add(a, b):\n    return
 def readme_commands(text: str) -> list[str]:
     """The commands of the ```bash blocks, continuation lines joined (comments are dropped when run)."""
     commands = []
-    for block in FENCE.findall(text):
+    for block in doc_pages.FENCE.findall(text):
         commands += [line.strip() for line in block.replace("\\\n", " ").splitlines() if line.strip()]
     return commands
+
+
+def page_commands() -> list[str]:
+    """Every page's commands, each distinct one once (the first time a page quotes it)."""
+    return list(dict.fromkeys(c for page in doc_pages.pages() for c in readme_commands(page.read_text())))
 
 
 def variants(command: str) -> list[str]:
@@ -179,7 +189,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--test-venv", default=str(ROOT / ".venv"), help="the venv tests/run.sh built (has vLLM)")
     args = parser.parse_args(argv)
     test_venv = Path(args.test_venv).resolve()
-    commands = readme_commands((ROOT / "README.md").read_text())
+    commands = page_commands()
     install = next(c for c in commands if "pip install ." in c)
     failures = []
     before = _untracked()  # the test venv is an editable install: a default output path would land in this tree
@@ -233,7 +243,7 @@ def main(argv: list[str]) -> int:
     if stray:
         failures.append("stray files")
         print(f"FAIL the commands wrote into the repository: {', '.join(stray)}")
-    print(f"{len(failures)} of the README's commands failed" if failures else "every README command ran")
+    print(f"{len(failures)} of the pages' commands failed" if failures else "every command of the pages ran")
     return 1 if failures else 0
 
 

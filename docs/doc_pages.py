@@ -1,0 +1,32 @@
+"""The pages whose quoted output, inline numbers and commands are kept true, and the markers in them.
+
+README.md and every docs/*.md (a new page is covered by being there). The reports under docs/validation/ are written
+whole by `specadvisor validate`, and docs/datasheet-fit.md by benchmarks/datasheet_fit.py: the glob takes that one
+too, harmlessly (it has no markers and no commands). Imports nothing of the project: tests/readme_commands.py reads
+it from any venv.
+
+    <!-- output: specadvisor ARGS -->                    the fenced block right after it is "$ specadvisor ARGS" and
+                                                         everything the command prints
+    <!-- output, first paragraph: specadvisor ARGS -->   ... up to the output's first blank line, then "..."
+    <!--=NAME-->1.48x<!--=-->                            an inline number, computed by doc_values.VALUES[NAME]
+    ```bash ... ```                                      commands tests/readme_commands.py runs in CI
+"""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BLOCK = re.compile(r"^<!-- output(?P<first>, first paragraph)?: specadvisor (?P<args>.+?) -->\n```[^\n]*\n.*?^```$",
+                   re.MULTILINE | re.DOTALL)
+INLINE = re.compile(r"<!--=(?P<name>[\w.]+)-->(?P<value>.*?)<!--=-->", re.DOTALL)
+FENCE = re.compile(r"^```bash\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+
+
+def pages() -> list[Path]:
+    """README.md first, then docs/*.md by name: the order commands run in, so a page's commands may use the files
+    an earlier page's commands wrote."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def name(page: Path) -> str:
+    return str(page.relative_to(ROOT))

@@ -1,0 +1,223 @@
+"""What the pages quote from the program, computed now: a command's output (`run`) and the inline numbers
+(`VALUES`, name -> how the program says it). docs/regenerate.py writes them into the pages; the sentences around
+them stay as written.
+
+Commands run in this process (the package in the repository, not an installed copy), from the repository root,
+as a terminal of 80 columns without colour shows them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import shlex
+import sys
+import tempfile
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the package beside this folder, not an installed one
+
+from advisor.cli.app import main  # noqa: E402
+from advisor.measured.counts import Counts  # noqa: E402
+from advisor.measured.metrics import render  # noqa: E402
+from advisor.profiles.catalog import load_model, names  # noqa: E402
+from advisor.review.evaluate import review, totals  # noqa: E402
+from advisor.review.plan import load_plan  # noqa: E402
+
+ENV = {"COLUMNS": "80", "NO_COLOR": "1", "MPLBACKEND": "Agg"}
+PLAN = "profiles/plans/code-assistant.toml"
+
+
+@contextlib.contextmanager
+def _terminal():
+    """The pages' reader: 80 columns, no colour, at the repository root."""
+    saved = {key: os.environ.get(key) for key in ENV}
+    here = os.getcwd()
+    os.environ.update(ENV)
+    os.chdir(ROOT)
+    try:
+        yield
+    finally:
+        os.chdir(here)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@cache
+def run(args: str) -> str:
+    """What `specadvisor ARGS` prints; a failing command stops the regeneration (a page would quote an error)."""
+    out, err = io.StringIO(), io.StringIO()
+    with _terminal(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(shlex.split(args))
+    if code != 0:
+        raise SystemExit(f"`specadvisor {args}` exited {code}: {err.getvalue().strip()}")
+    return out.getvalue()
+
+
+def _json(args: str) -> dict:
+    return json.loads(run(f"{args} --format json"))
+
+
+@cache
+def _review():
+    with _terminal():
+        return review(load_plan(PLAN), PLAN)
+
+
+DEFAULT = "recommend --prompt-len 8000 --out-len 200"
+
+
+def _prefill_in_decode_steps(args: str) -> str:
+    split = _json(args)["time_split"]
+    return f"{split['prefill_s'] / (split['tpot_baseline_ms'] / 1e3):.0f}"
+
+
+def _review_gpus(deployment: str, side: str) -> str:
+    return str(next(t for t in totals(_review()) if t["deployment"] == deployment)[f"gpus_{side}"])
+
+
+class Stale(Exception):
+    """A number whose sentence no longer holds: the page's words need rewriting, not just the number."""
+
+
+def _stale(sentence: str, now: str) -> Stale:
+    return Stale(f"it says {sentence}, but now {now}: rewrite that sentence (and its marker)")
+
+
+def _review_extra_gpus(workload: str, deployment: str) -> str:
+    cell = _review().cell(workload, deployment)
+    if cell.spec is None or cell.spec.gpus is None or cell.base.gpus is None or cell.spec.gpus <= cell.base.gpus:
+        raise _stale(f"{workload} on {deployment} needs more GPUs with speculation",
+                     f"the review says {cell.recommendation}: {cell.reason}")
+    return str(cell.spec.gpus - cell.base.gpus)
+
+
+def _review_alone_ttft_ms(workload: str, deployment: str) -> str:
+    return f"{_review().cell(workload, deployment).base.best.ttft * 1e3:.0f}"
+
+
+# The committed validations: key prefix -> (folder, the summary figures the pages quote from it): the Llama
+# pair at TP 1, the Qwen2-style pair, the Llama pair at TP 2. "per_instance"/"per_call" are instance_spread's parts.
+_HEADLINE = ("tpot_median_abs_error", "tpot_p90_abs_error", "k_choice_agreement", "verdict_agreement")
+VALIDATIONS = {
+    "validation": ("docs/validation", _HEADLINE + ("gain_agreement", "draft_model_k_choice_agreement",
+                                                   "draft_model_verdict_agreement", "per_instance", "per_call",
+                                                   "pass_spread")),
+    "validation_qwen2": ("docs/validation/qwen2", _HEADLINE + ("per_instance", "per_call")),
+    "validation_tp2": ("docs/validation/tp2", _HEADLINE + ("per_instance",)),
+}
+
+
+@cache
+def _validation(folder: str) -> dict:
+    summary = json.loads((ROOT / folder / "validation.json").read_text())["summary"]
+    return {**summary, **(summary.get("instance_spread") or {})}
+
+
+def _k_misses(folder: str) -> str:
+    summary = _validation(folder)
+    return f"{round((1 - summary['k_choice_agreement']) * summary['scenarios'])}"
+
+
+def _profiles(kind: str, counted) -> str:
+    """How many shipped profiles of a kind (files under profiles/KIND/) pass `counted`."""
+    return str(sum(bool(counted(path)) for path in sorted((ROOT / "profiles" / kind).iterdir())
+                   if path.suffix in (".toml", ".json")))
+
+
+def _worst_parameter_count() -> str:
+    """The largest relative gap between a model profile's derived and published parameter count (the bound
+    tests/profiles/test_catalog.py holds them to is 3%)."""
+    return _pct(max(abs(spec.total_params / 1e9 / spec.published_params_b - 1)
+                    for spec in map(load_model, names("models")) if not spec.name.startswith("tiny-")))
+
+
+@cache
+def _fit(path: str, role: str) -> dict:
+    return json.loads((ROOT / path).read_text())[role]["fit"]
+
+
+# key prefix -> (calibration file, the held-out errors quoted): the shipped one (median and worst, per role),
+# and those the Qwen2-style and TP 2 validations ran on (medians).
+_BOTH = ("target.median", "target.worst", "draft.median", "draft.worst")
+CALIBRATIONS = {
+    "calibration": ("profiles/calibrations/cpu-xeon-icelake-2vcpu__tiny-llama-target__tiny-llama-draft.json", _BOTH),
+    "calibration_qwen2": ("docs/validation/qwen2/calibration.json", ("target.median", "draft.median")),
+    "calibration_tp2": ("docs/validation/tp2/calibration.json", ("target.median", "draft.median")),
+}
+
+
+@cache
+def _measured(alpha: float, k: int, drafts: int) -> dict:
+    """`recommend --prompt-len 1000 --out-len 500` on a scrape of `drafts` drafts at k whose position i accepts
+    α^(i+1) of them: the counts and shape of tests/measured/test_posterior.py's verdict test."""
+    per = tuple(int(round(drafts * alpha ** (i + 1))) for i in range(k))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "acc.prom"
+        path.write_text(render(Counts(drafts, drafts * k, sum(per), per), "synthetic", None))
+        return _json(f"recommend --prompt-len 1000 --out-len 500 --metrics {path}")
+
+
+def _measured_range(drafts: int) -> str:
+    interval = _measured(0.5, 4, drafts)["interval"]
+    return f"{interval['e2e_low']:.2f}-{interval['e2e_high']:.2f}x"
+
+
+@cache
+def _datasheet_fit() -> list[str]:
+    """The summary row of docs/datasheet-fit.md (benchmarks/datasheet_fit.py writes it) over every expressed row:
+    rows, median abs error shipped, fitted, leaving each source out."""
+    row = next(line for line in (ROOT / "docs/datasheet-fit.md").read_text().splitlines()
+               if line.startswith("| all expressed rows |"))
+    return [cell.strip() for cell in row.strip("|").split("|")][1:]
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+# Inline numbers: name -> how the program says it.
+VALUES = {
+    "default.tpot": lambda: f"{_json(DEFAULT)['speedup']['tpot']:.2f}x",
+    "default.e2e": lambda: f"{_json(DEFAULT)['speedup']['e2e_latency']:.2f}x",
+    "default.prefill_share": lambda: f"{_json(DEFAULT)['time_split']['prefill_fraction_baseline']:.0%}",
+    "default.prefill_steps": lambda: _prefill_in_decode_steps(DEFAULT),
+    "batch64.prefill_share": lambda: f"{_json(DEFAULT + ' --batch 64')['time_split']['prefill_fraction_baseline']:.0%}",
+    "batch64.concurrency_spec": lambda: str(_json(DEFAULT + " --batch 64")["memory"]["max_concurrency_spec"]),
+    "batch64.verdict": lambda: _json(DEFAULT + " --batch 64")["verdict"],
+    "long_outputs.e2e": lambda: f"{_json('recommend --prompt-len 200 --out-len 2000')['speedup']['e2e_latency']:.2f}x",
+    "review.h100.base": lambda: _review_gpus("4x-h100", "base"),
+    "review.h100.spec": lambda: _review_gpus("4x-h100", "spec"),
+    "review.completion_a100.ttft_ms": lambda: _review_alone_ttft_ms("completion", "8x-a100"),
+    "review.agent_a100.extra_gpus": lambda: _review_extra_gpus("agent-edits", "8x-a100"),
+    **{f"{key}.{quoted}": (lambda path=path, quoted=quoted: _pct(_fit(path, quoted.split(".")[0])[
+        f"heldout_{quoted.split('.')[1]}_error"])) for key, (path, names) in CALIBRATIONS.items() for quoted in names},
+    **{f"{key}.{name}": (lambda folder=folder, name=name: _pct(_validation(folder)[name]))
+       for key, (folder, names) in VALIDATIONS.items() for name in names},
+    **{f"{key}.passes": (lambda folder=folder: str(_validation(folder)["passes_run"][0]))
+       for key, (folder, _) in VALIDATIONS.items()},  # passes_run: (passes, whether the last one finished)
+    **{f"{key}.{count}": (lambda folder=folder, count=count: str(_validation(folder)[count]))
+       for key, (folder, _) in VALIDATIONS.items() for count in ("measured_points", "scenarios")},
+    "validation_qwen2.k_misses": lambda: _k_misses("docs/validation/qwen2"),
+    **{f"posterior.{drafts}.{what}": (lambda drafts=drafts, what=what: _measured_range(drafts) if what == "range"
+                                      else _measured(0.5, 4, drafts)["verdict"])
+       for drafts in (20, 20000) for what in ("range", "verdict")},
+    "datasheet.rows": lambda: _datasheet_fit()[0],
+    "datasheet.median": lambda: _datasheet_fit()[1],
+    "datasheet.loso": lambda: _datasheet_fit()[3],
+    # datasheets of GPUs (the CPU machine the shipped calibration ran on is not one); published configs (the tiny
+    # generated pair's are not)
+    "profiles.gpus": lambda: _profiles("hardware", lambda path: re.search(r'^vendor = "(nvidia|amd)"',
+                                                                          path.read_text(), re.M)),
+    "profiles.param_error": _worst_parameter_count,
+    "profiles.models": lambda: _profiles("models", lambda path: not path.stem.startswith("tiny-")),
+}
+
