@@ -19,11 +19,15 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the package beside this folder, not an installed one
 
 from advisor.cli.app import main  # noqa: E402
 from advisor.measured.counts import Counts  # noqa: E402
+from advisor.model import enginecost, truncation  # noqa: E402
+from advisor.model.acceptance import TEMPERATURE_SLOPE, expected_tokens, survival  # noqa: E402
 from advisor.measured.metrics import render  # noqa: E402
 from advisor.profiles.catalog import load_model, names  # noqa: E402
 from advisor.review.evaluate import review, totals  # noqa: E402
@@ -140,6 +144,12 @@ def _worst_parameter_count() -> str:
                     for spec in map(load_model, names("models")) if not spec.name.startswith("tiny-")))
 
 
+def _cut_last_step(alpha, k, out_len: int = 200) -> float:
+    """How much fewer tokens per step an out_len-token request gets than E(α, k): its last step is cut."""
+    alpha = np.asarray(alpha, dtype=float)
+    return float(np.max(1 - truncation.tokens_per_step(survival(alpha, k), out_len) / expected_tokens(alpha, k)))
+
+
 @cache
 def _fit(path: str, role: str) -> dict:
     return json.loads((ROOT / path).read_text())[role]["fit"]
@@ -210,6 +220,11 @@ VALUES = {
     **{f"posterior.{drafts}.{what}": (lambda drafts=drafts, what=what: _measured_range(drafts) if what == "range"
                                       else _measured(0.5, 4, drafts)["verdict"])
        for drafts in (20, 20000) for what in ("range", "verdict")},
+    "model.temperature_slope": lambda: f"{TEMPERATURE_SLOPE:g}",
+    "model.ngram_us": lambda: f"{enginecost.DEFAULT_NGRAM_OVERHEAD_S * 1e6:.0f}",
+    "model.spec_overhead_ms": lambda: f"{enginecost.DEFAULT_SPEC_OVERHEAD_S * 1e3:g}",
+    "truncation.k4": lambda: _pct(max(_cut_last_step(np.linspace(0, 0.99, 100), k) for k in range(1, 5))),
+    "truncation.k8": lambda: _pct(_cut_last_step(0.9, 8)),
     "datasheet.rows": lambda: _datasheet_fit()[0],
     "datasheet.median": lambda: _datasheet_fit()[1],
     "datasheet.loso": lambda: _datasheet_fit()[3],
