@@ -92,15 +92,11 @@ class Stale(Exception):
     """A number whose sentence no longer holds: the page's words need rewriting, not just the number."""
 
 
-def _stale(sentence: str, now: str) -> Stale:
-    return Stale(f"it says {sentence}, but now {now}: rewrite that sentence (and its marker)")
-
-
 def _review_extra_gpus(workload: str, deployment: str) -> str:
     cell = _review().cell(workload, deployment)
     if cell.spec is None or cell.spec.gpus is None or cell.base.gpus is None or cell.spec.gpus <= cell.base.gpus:
-        raise _stale(f"{workload} on {deployment} needs more GPUs with speculation",
-                     f"the review says {cell.recommendation}: {cell.reason}")
+        raise Stale(f"it says {workload} on {deployment} needs more GPUs with speculation, but now the review says "
+                    f"{cell.recommendation}: {cell.reason}: rewrite that sentence (and its marker)")
     return str(cell.spec.gpus - cell.base.gpus)
 
 
@@ -190,6 +186,14 @@ def _datasheet_fit() -> list[str]:
     return [cell.strip() for cell in row.strip("|").split("|")][1:]
 
 
+_SHIPPED = CALIBRATIONS["calibration"][0]
+
+
+@cache
+def _shipped(role: str) -> dict:
+    return json.loads((ROOT / _SHIPPED).read_text())[role]
+
+
 def _pct(value: float) -> str:
     return f"{100 * value:.1f}%"
 
@@ -220,6 +224,12 @@ VALUES = {
     **{f"posterior.{drafts}.{what}": (lambda drafts=drafts, what=what: _measured_range(drafts) if what == "range"
                                       else _measured(0.5, 4, drafts)["verdict"])
        for drafts in (20, 20000) for what in ("range", "verdict")},
+    **{f"calibration.{role}.points": (lambda role=role: str(len(_shipped(role)["points"])))
+       for role in ("target", "draft")},
+    "calibration.rounds": lambda: str(max(len(point["samples"]) for point in _shipped("target")["points"])),
+    "calibration.target.multi_token_ms": lambda: f"{_fit(_SHIPPED, 'target')['multi_token_overhead'] * 1e3:.0f}",
+    "calibration.target.p": lambda: f"{_fit(_SHIPPED, 'target')['overlap_exponent']:.1f}",
+    "calibration.target.gflops": lambda: f"{_fit(_SHIPPED, 'target')['flops'] / 1e9:.0f}",
     "model.temperature_slope": lambda: f"{TEMPERATURE_SLOPE:g}",
     "model.ngram_us": lambda: f"{enginecost.DEFAULT_NGRAM_OVERHEAD_S * 1e6:.0f}",
     "model.spec_overhead_ms": lambda: f"{enginecost.DEFAULT_SPEC_OVERHEAD_S * 1e3:g}",
