@@ -23,6 +23,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the package beside this folder, not an installed one
+sys.path.insert(0, str(ROOT / "docs"))  # doc_validation, beside this file
 
 from advisor.cli.app import main  # noqa: E402
 from advisor.measured.counts import Counts  # noqa: E402
@@ -32,6 +33,7 @@ from advisor.measured.metrics import render  # noqa: E402
 from advisor.profiles.catalog import load_model, names  # noqa: E402
 from advisor.review.evaluate import review, totals  # noqa: E402
 from advisor.review.plan import load_plan  # noqa: E402
+from doc_validation import VALIDATION_VALUES, pct as _pct  # noqa: E402
 
 ENV = {"COLUMNS": "80", "NO_COLOR": "1", "MPLBACKEND": "Agg"}
 PLAN = "profiles/plans/code-assistant.toml"
@@ -104,29 +106,6 @@ def _review_alone_ttft_ms(workload: str, deployment: str) -> str:
     return f"{_review().cell(workload, deployment).base.best.ttft * 1e3:.0f}"
 
 
-# The committed validations: key prefix -> (folder, the summary figures the pages quote from it): the Llama
-# pair at TP 1, the Qwen2-style pair, the Llama pair at TP 2. "per_instance"/"per_call" are instance_spread's parts.
-_HEADLINE = ("tpot_median_abs_error", "tpot_p90_abs_error", "k_choice_agreement", "verdict_agreement")
-VALIDATIONS = {
-    "validation": ("docs/validation", _HEADLINE + ("gain_agreement", "draft_model_k_choice_agreement",
-                                                   "draft_model_verdict_agreement", "per_instance", "per_call",
-                                                   "pass_spread")),
-    "validation_qwen2": ("docs/validation/qwen2", _HEADLINE + ("per_instance", "per_call")),
-    "validation_tp2": ("docs/validation/tp2", _HEADLINE + ("per_instance",)),
-}
-
-
-@cache
-def _validation(folder: str) -> dict:
-    summary = json.loads((ROOT / folder / "validation.json").read_text())["summary"]
-    return {**summary, **(summary.get("instance_spread") or {})}
-
-
-def _k_misses(folder: str) -> str:
-    summary = _validation(folder)
-    return f"{round((1 - summary['k_choice_agreement']) * summary['scenarios'])}"
-
-
 def _profiles(kind: str, counted) -> str:
     """How many shipped profiles of a kind (files under profiles/KIND/) pass `counted`."""
     return str(sum(bool(counted(path)) for path in sorted((ROOT / "profiles" / kind).iterdir())
@@ -194,10 +173,6 @@ def _shipped(role: str) -> dict:
     return json.loads((ROOT / _SHIPPED).read_text())[role]
 
 
-def _pct(value: float) -> str:
-    return f"{100 * value:.1f}%"
-
-
 # Inline numbers: name -> how the program says it.
 VALUES = {
     "default.tpot": lambda: f"{_json(DEFAULT)['speedup']['tpot']:.2f}x",
@@ -214,13 +189,7 @@ VALUES = {
     "review.agent_a100.extra_gpus": lambda: _review_extra_gpus("agent-edits", "8x-a100"),
     **{f"{key}.{quoted}": (lambda path=path, quoted=quoted: _pct(_fit(path, quoted.split(".")[0])[
         f"heldout_{quoted.split('.')[1]}_error"])) for key, (path, names) in CALIBRATIONS.items() for quoted in names},
-    **{f"{key}.{name}": (lambda folder=folder, name=name: _pct(_validation(folder)[name]))
-       for key, (folder, names) in VALIDATIONS.items() for name in names},
-    **{f"{key}.passes": (lambda folder=folder: str(_validation(folder)["passes_run"][0]))
-       for key, (folder, _) in VALIDATIONS.items()},  # passes_run: (passes, whether the last one finished)
-    **{f"{key}.{count}": (lambda folder=folder, count=count: str(_validation(folder)[count]))
-       for key, (folder, _) in VALIDATIONS.items() for count in ("measured_points", "scenarios")},
-    "validation_qwen2.k_misses": lambda: _k_misses("docs/validation/qwen2"),
+    **VALIDATION_VALUES,
     **{f"posterior.{drafts}.{what}": (lambda drafts=drafts, what=what: _measured_range(drafts) if what == "range"
                                       else _measured(0.5, 4, drafts)["verdict"])
        for drafts in (20, 20000) for what in ("range", "verdict")},

@@ -1,0 +1,108 @@
+"""The figures the pages quote from the committed validation runs (docs/validation/, qwen2/, tp2/: each a
+validation.json that `specadvisor validate` wrote): name -> how to say it, read from the file, never typed in."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# key prefix -> (folder, the summary figures quoted as percentages): the Llama pair at TP 1, the Qwen2-style pair,
+# the Llama pair at TP 2. "per_instance"/"per_call" are instance_spread's parts.
+_HEADLINE = ("tpot_median_abs_error", "tpot_p90_abs_error", "k_choice_agreement", "verdict_agreement")
+VALIDATIONS = {
+    "validation": ("docs/validation", _HEADLINE + ("gain_agreement", "draft_model_k_choice_agreement",
+                                                   "draft_model_verdict_agreement", "per_instance", "per_call",
+                                                   "pass_spread")),
+    "validation_qwen2": ("docs/validation/qwen2", _HEADLINE + ("per_instance", "per_call")),
+    "validation_tp2": ("docs/validation/tp2", _HEADLINE + ("per_instance",)),
+}
+LLAMA = VALIDATIONS["validation"][0]
+
+
+def pct(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+@cache
+def _run(folder: str) -> dict:
+    return json.loads((ROOT / folder / "validation.json").read_text())
+
+
+def _summary(folder: str) -> dict:
+    summary = _run(folder)["summary"]
+    return {**summary, **(summary.get("instance_spread") or {})}
+
+
+def _k_misses(folder: str) -> list[dict]:
+    """The scenarios whose predicted best k was not within the margin of the measured fastest."""
+    return [d for d in _run(folder)["decisions"] if not d["chosen_ok"]]
+
+
+def _verdict_misses(folder: str) -> list[dict]:
+    return [d for d in _run(folder)["decisions"] if d["predicted_enable"] != d["measured_enable"]]
+
+
+def _at(decision: dict, side: str, k_of: str) -> float:
+    """A decision's end-to-end speedup, predicted or measured, at its chosen or its fastest k."""
+    return decision[f"{side}_e2e"][decision["ks"].index(decision[f"{k_of}_k"])]
+
+
+def _ties(folder: str) -> str:
+    """How close the model rated each missed k to the measured fastest one: 'chosen vs fastest', predicted."""
+    return "; ".join(f"{_at(d, 'predicted', 'chosen'):.3f}x vs {_at(d, 'predicted', 'fastest'):.3f}x"
+                     for d in _k_misses(folder))
+
+
+def _gaps(folder: str) -> str:
+    """How much faster the measured fastest k ran than the chosen one, per miss."""
+    return " and ".join(pct(_at(d, "measured", "fastest") / _at(d, "measured", "chosen") - 1)
+                        for d in _k_misses(folder))
+
+
+def _losses(folder: str) -> str:
+    """The range of how much end to end each k miss lost against the measured fastest k."""
+    losses = sorted(_at(d, "measured", "fastest") / _at(d, "measured", "chosen") - 1 for d in _k_misses(folder))
+    return f"{100 * losses[0]:.0f}-{100 * losses[-1]:.0f}%"
+
+
+def _signed_median(folder: str) -> str:
+    """The median signed error of the predicted TPOT speedup (predicted / measured − 1) over the measured points."""
+    errors = sorted(c["tpot_error"] for c in _run(folder)["comparison"]
+                    if not c["calibration"] and c["tpot_error"] is not None)
+    middle = len(errors) // 2
+    median = errors[middle] if len(errors) % 2 else (errors[middle - 1] + errors[middle]) / 2
+    return f"{100 * median:+.1f}%"
+
+
+def _span(values) -> str:
+    values = sorted(values)
+    return f"{values[0]:.2f}-{values[-1]:.2f}x"
+
+
+def _ngram_span(folder: str) -> str:
+    """The measured end-to-end speedups of every n-gram point."""
+    return _span(c["measured_e2e"] for c in _run(folder)["comparison"] if c["method"] == "ngram"
+                 and not c["calibration"] and c["measured_e2e"] is not None)
+
+
+VALIDATION_VALUES = {
+    **{f"{key}.{name}": (lambda folder=folder, name=name: pct(_summary(folder)[name]))
+       for key, (folder, names) in VALIDATIONS.items() for name in names},
+    **{f"{key}.passes": (lambda folder=folder: str(_summary(folder)["passes_run"][0]))
+       for key, (folder, _) in VALIDATIONS.items()},  # passes_run: (passes, whether the last one finished)
+    **{f"{key}.{count}": (lambda folder=folder, count=count: str(_summary(folder)[count]))
+       for key, (folder, _) in VALIDATIONS.items() for count in ("measured_points", "scenarios")},
+    "validation_qwen2.k_misses": lambda: str(len(_k_misses(VALIDATIONS["validation_qwen2"][0]))),
+    **{f"{key}.signed_median": (lambda folder=folder: _signed_median(folder))
+       for key, (folder, _) in VALIDATIONS.items() if key != "validation_tp2"},
+    "validation_qwen2.k_miss_losses": lambda: _losses(VALIDATIONS["validation_qwen2"][0]),
+    "validation.k_misses": lambda: str(len(_k_misses(LLAMA))),
+    "validation.k_miss_ties": lambda: _ties(LLAMA),
+    "validation.k_miss_gaps": lambda: _gaps(LLAMA),
+    "validation.verdict_misses": lambda: str(len(_verdict_misses(LLAMA))),
+    "validation.verdict_miss_span": lambda: _span(_at(d, "measured", "chosen") for d in _verdict_misses(LLAMA)),
+    "validation.ngram_span": lambda: _ngram_span(LLAMA),
+}
