@@ -26,13 +26,15 @@ sys.path.insert(0, str(ROOT))  # the package beside this folder, not an installe
 sys.path.insert(0, str(ROOT / "docs"))  # doc_validation, beside this file
 
 from advisor.cli.app import main  # noqa: E402
+from advisor.cli.calibrate import MIN_SECONDS  # noqa: E402
 from advisor.measured.counts import Counts  # noqa: E402
+from advisor.measured.metrics import render  # noqa: E402
 from advisor.model import enginecost, truncation  # noqa: E402
 from advisor.model.acceptance import TEMPERATURE_SLOPE, expected_tokens, survival  # noqa: E402
-from advisor.measured.metrics import render  # noqa: E402
 from advisor.profiles.catalog import load_model, names  # noqa: E402
 from advisor.review.evaluate import review, totals  # noqa: E402
 from advisor.review.plan import load_plan  # noqa: E402
+from calibration.calibrate.fit import MAX_HELDOUT_MEDIAN_ERROR  # noqa: E402
 from doc_validation import VALIDATION_VALUES, pct as _pct  # noqa: E402
 
 ENV = {"COLUMNS": "80", "NO_COLOR": "1", "MPLBACKEND": "Agg"}
@@ -199,6 +201,9 @@ VALUES = {
     "calibration.target.multi_token_ms": lambda: f"{_fit(_SHIPPED, 'target')['multi_token_overhead'] * 1e3:.0f}",
     "calibration.target.p": lambda: f"{_fit(_SHIPPED, 'target')['overlap_exponent']:.1f}",
     "calibration.target.gflops": lambda: f"{_fit(_SHIPPED, 'target')['flops'] / 1e9:.0f}",
+    "calibration.refused_above": lambda: f"{MAX_HELDOUT_MEDIAN_ERROR:.0%}",
+    "calibration.min_seconds": lambda: f"{MIN_SECONDS:g}",
+    "model.allreduce_latency_us": lambda: f"{enginecost.DEFAULT_ALLREDUCE_LATENCY_S * 1e6:g}",
     "model.temperature_slope": lambda: f"{TEMPERATURE_SLOPE:g}",
     "model.ngram_us": lambda: f"{enginecost.DEFAULT_NGRAM_OVERHEAD_S * 1e6:.0f}",
     "model.spec_overhead_ms": lambda: f"{enginecost.DEFAULT_SPEC_OVERHEAD_S * 1e3:g}",

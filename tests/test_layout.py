@@ -1,4 +1,4 @@
-"""The import structure the README's Layout section describes, checked from the source (nothing is imported).
+"""The import structure docs/layout.md describes, checked from the source (nothing is imported).
 
 Arrows point down: cli -> advise / render / review -> profiles / measured -> model -> the facts (errors, vllm).
 calibration sits beside the cli's callees and imports advisor, never the other way round.
