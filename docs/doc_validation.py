@@ -4,10 +4,15 @@ validation.json that `specadvisor validate` wrote): name -> how to say it, read 
 from __future__ import annotations
 
 import json
+import sys
 from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the package beside this folder, not an installed one
+
+from calibration.validation.markdown import TARGETS, TP_TARGETS  # noqa: E402
+from calibration.validation.report import DECISION_TOLERANCE  # noqa: E402
 
 # key prefix -> (folder, the summary figures quoted as percentages): the Llama pair at TP 1, the Qwen2-style pair,
 # the Llama pair at TP 2. "per_instance"/"per_call" are instance_spread's parts.
@@ -77,6 +82,16 @@ def _signed_median(folder: str) -> str:
     return f"{100 * median:+.1f}%"
 
 
+def _target(name: str, targets: dict = TARGETS) -> str:
+    """The validation's own target for a summary figure, as its table states it (≤ for errors, ≥ for agreement)."""
+    return f"{'≤' if name.endswith('error') else '≥'} {targets[name]:.0%}"
+
+
+def _met(folder: str, name: str) -> str:
+    value, target = _summary(folder)[name], TARGETS[name]
+    return "met" if (value <= target if name.endswith("error") else value >= target) else "missed"
+
+
 def _span(values) -> str:
     values = sorted(values)
     return f"{values[0]:.2f}-{values[-1]:.2f}x"
@@ -95,6 +110,10 @@ VALIDATION_VALUES = {
        for key, (folder, _) in VALIDATIONS.items()},  # passes_run: (passes, whether the last one finished)
     **{f"{key}.{count}": (lambda folder=folder, count=count: str(_summary(folder)[count]))
        for key, (folder, _) in VALIDATIONS.items() for count in ("measured_points", "scenarios")},
+    **{f"target.{name}": (lambda name=name: _target(name)) for name in TARGETS},
+    **{f"target_tp.{name}": (lambda name=name: _target(name, TP_TARGETS)) for name in TP_TARGETS},
+    **{f"validation.met.{name}": (lambda name=name: _met(LLAMA, name)) for name in TARGETS},
+    "rule.k_within": lambda: f"{DECISION_TOLERANCE:.0%}",
     "validation_qwen2.k_misses": lambda: str(len(_k_misses(VALIDATIONS["validation_qwen2"][0]))),
     **{f"{key}.signed_median": (lambda folder=folder: _signed_median(folder))
        for key, (folder, _) in VALIDATIONS.items() if key != "validation_tp2"},

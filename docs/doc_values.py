@@ -29,11 +29,13 @@ from advisor.cli.app import main  # noqa: E402
 from advisor.cli.calibrate import MIN_SECONDS  # noqa: E402
 from advisor.measured.counts import Counts  # noqa: E402
 from advisor.measured.metrics import render  # noqa: E402
+from advisor.measured.posterior import LEVEL  # noqa: E402
 from advisor.model import enginecost, truncation  # noqa: E402
 from advisor.model.acceptance import TEMPERATURE_SLOPE, expected_tokens, survival  # noqa: E402
 from advisor.profiles.catalog import load_model, names  # noqa: E402
 from advisor.review.evaluate import review, totals  # noqa: E402
 from advisor.review.plan import load_plan  # noqa: E402
+from advisor.verdict import ENABLE_THRESHOLD  # noqa: E402
 from calibration.calibrate.fit import MAX_HELDOUT_MEDIAN_ERROR  # noqa: E402
 from doc_validation import VALIDATION_VALUES, pct as _pct  # noqa: E402
 
@@ -201,6 +203,8 @@ VALUES = {
     "calibration.target.multi_token_ms": lambda: f"{_fit(_SHIPPED, 'target')['multi_token_overhead'] * 1e3:.0f}",
     "calibration.target.p": lambda: f"{_fit(_SHIPPED, 'target')['overlap_exponent']:.1f}",
     "calibration.target.gflops": lambda: f"{_fit(_SHIPPED, 'target')['flops'] / 1e9:.0f}",
+    "rule.enable": lambda: f"{ENABLE_THRESHOLD:.2f}x",
+    "posterior.level": lambda: f"{LEVEL:.0%}",
     "calibration.refused_above": lambda: f"{MAX_HELDOUT_MEDIAN_ERROR:.0%}",
     "calibration.min_seconds": lambda: f"{MIN_SECONDS:g}",
     "model.allreduce_latency_us": lambda: f"{enginecost.DEFAULT_ALLREDUCE_LATENCY_S * 1e6:g}",
