@@ -23,7 +23,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the package beside this folder, not an installed one
-sys.path.insert(0, str(ROOT / "docs"))  # doc_validation, beside this file
+sys.path.insert(0, str(ROOT / "docs"))  # doc_validation and doc_bench, beside this file
 
 from advisor.cli.app import main  # noqa: E402
 from advisor.cli.calibrate import MIN_SECONDS  # noqa: E402
@@ -37,6 +37,7 @@ from advisor.review.evaluate import review, totals  # noqa: E402
 from advisor.review.plan import load_plan  # noqa: E402
 from advisor.verdict import ENABLE_THRESHOLD  # noqa: E402
 from calibration.calibrate.fit import MAX_HELDOUT_MEDIAN_ERROR  # noqa: E402
+from doc_bench import bench_values  # noqa: E402
 from doc_validation import VALIDATION_VALUES, pct as _pct  # noqa: E402
 
 ENV = {"COLUMNS": "80", "NO_COLOR": "1", "MPLBACKEND": "Agg"}
@@ -194,6 +195,7 @@ VALUES = {
     **{f"{key}.{quoted}": (lambda path=path, quoted=quoted: _pct(_fit(path, quoted.split(".")[0])[
         f"heldout_{quoted.split('.')[1]}_error"])) for key, (path, names) in CALIBRATIONS.items() for quoted in names},
     **VALIDATION_VALUES,
+    **bench_values(run, _json),
     **{f"posterior.{drafts}.{what}": (lambda drafts=drafts, what=what: _measured_range(drafts) if what == "range"
                                       else _measured(0.5, 4, drafts)["verdict"])
        for drafts in (20, 20000) for what in ("range", "verdict")},
