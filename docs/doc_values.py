@@ -111,6 +111,13 @@ def _review_alone_ttft_ms(workload: str, deployment: str) -> str:
     return f"{_review().cell(workload, deployment).base.best.ttft * 1e3:.0f}"
 
 
+def _step_ms(kind: str, batch: int, q: int, context: int = 512) -> str:
+    """The shipped calibration's median sample of one target step, ms."""
+    point = next(p for p in _shipped("target")["points"] if (p["kind"], p["batch"], p["new_tokens"], p["context"])
+                 == (kind, batch, q, context))
+    return f"{1e3 * float(np.median(point['samples'])):.1f}"
+
+
 def _profiles(kind: str, counted) -> str:
     """How many shipped profiles of a kind (files under profiles/KIND/) pass `counted`."""
     return str(sum(bool(counted(path)) for path in sorted((ROOT / "profiles" / kind).iterdir())
@@ -201,6 +208,8 @@ VALUES = {
        for drafts in (20, 20000) for what in ("range", "verdict")},
     **{f"calibration.{role}.points": (lambda role=role: str(len(_shipped(role)["points"])))
        for role in ("target", "draft")},
+    **{f"calibration.ms.{kind}.b{batch}.q{q}": (lambda kind=kind, batch=batch, q=q: _step_ms(kind, batch, q))
+       for kind, batch, q in (("decode", 1, 1), ("decode", 4, 1), ("verify", 1, 3), ("verify", 1, 5))},
     "calibration.rounds": lambda: str(max(len(point["samples"]) for point in _shipped("target")["points"])),
     "calibration.target.multi_token_ms": lambda: f"{_fit(_SHIPPED, 'target')['multi_token_overhead'] * 1e3:.0f}",
     "calibration.target.p": lambda: f"{_fit(_SHIPPED, 'target')['overlap_exponent']:.1f}",
