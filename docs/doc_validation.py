@@ -11,6 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the package beside this folder, not an installed one
 
+from advisor.model import truncation  # noqa: E402
 from calibration.validation.markdown import TARGETS, TP_TARGETS  # noqa: E402
 from calibration.validation.report import DECISION_TOLERANCE  # noqa: E402
 
@@ -92,6 +93,24 @@ def _met(folder: str, name: str) -> str:
     return "met" if (value <= target if name.endswith("error") else value >= target) else "missed"
 
 
+# The point docs/model.md follows through the cut last step: the quietest pair at k = 5, batch 1, prompt 32.
+_QUIET = {"method": "draft_model", "scale": 0.01, "k": 5, "batch": 1, "prompt_len": 32}
+
+
+def _quiet(what: str) -> str:
+    """At _QUIET: the request's length ('out_len'), and its tokens per step: E from the measured per-position rates
+    ('rates'), the model's count with the last step cut ('model', over out_len - 1 decode tokens), or measured."""
+    same = lambda row: all(row[key] == value for key, value in _QUIET.items())  # noqa: E731
+    point = next(c for c in _run(LLAMA)["comparison"] if same(c) and not c["calibration"])
+    if what == "out_len":
+        return str(point["out_len"])
+    runs = [r for r in _run(LLAMA)["runs"] if same(r)]
+    rates = [sum(r["per_position"][i] for r in runs) / sum(r["drafts"] for r in runs) for i in range(_QUIET["k"])]
+    value = {"rates": 1 + sum(rates), "measured": point["tokens_per_step"],
+             "model": float(truncation.tokens_per_step([1.0, *rates], point["out_len"] - 1))}[what]
+    return f"{value:.2f}"
+
+
 def _span(values) -> str:
     values = sorted(values)
     return f"{values[0]:.2f}-{values[-1]:.2f}x"
@@ -113,6 +132,8 @@ VALIDATION_VALUES = {
     **{f"target.{name}": (lambda name=name: _target(name)) for name in TARGETS},
     **{f"target_tp.{name}": (lambda name=name: _target(name, TP_TARGETS)) for name in TP_TARGETS},
     **{f"validation.met.{name}": (lambda name=name: _met(LLAMA, name)) for name in TARGETS},
+    **{f"validation.quiet.{what}": (lambda what=what: _quiet(what))
+       for what in ("out_len", "rates", "model", "measured")},
     "rule.k_within": lambda: f"{DECISION_TOLERANCE:.0%}",
     "validation_qwen2.k_misses": lambda: str(len(_k_misses(VALIDATIONS["validation_qwen2"][0]))),
     **{f"{key}.signed_median": (lambda folder=folder: _signed_median(folder))
