@@ -4,6 +4,7 @@ validation.json that `specadvisor validate` wrote): name -> how to say it, read 
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 from functools import cache
 from pathlib import Path
@@ -111,6 +112,68 @@ def _quiet(what: str) -> str:
     return f"{value:.2f}"
 
 
+# The shape docs/validation.md follows at TP = 2: batch 1, prompt 32; its steps at scale 0.01.
+_SHAPE = {"batch": 1, "prompt_len": 32}
+TP2 = VALIDATIONS["validation_tp2"][0]
+
+
+def _key(row: dict) -> tuple:
+    return row["method"], row["scale"], row["k"], row["batch"], row["prompt_len"]
+
+
+@cache
+def _tpots(folder: str) -> dict[tuple, list[float]]:
+    """Every run's TPOT, s, by point."""
+    found: dict[tuple, list[float]] = {}
+    for row in _run(folder)["runs"]:
+        if row["error"] is None and row["tpot_s"]:
+            found.setdefault(_key(row), []).append(row["tpot_s"])
+    return found
+
+
+def _points(folder: str, method: str) -> list[dict]:
+    return [c for c in _run(folder)["comparison"] if c["method"] == method and not c["calibration"]
+            and c["tpot_error"] is not None]
+
+
+def _slowdowns(folder: str, method: str) -> list[float]:
+    """Median run's time over the predicted one: a plain decode step (baseline, per shape) or a speculative step
+    (draft_model, per point; a step is TPOT times the measured tokens per step, on both sides)."""
+    if method == "baseline":
+        shapes = {(c["batch"], c["prompt_len"]): c["predicted_base_tpot_s"] for c in _points(folder, "draft_model")}
+        return [statistics.median(_tpots(folder)[("baseline", None, 0, b, p)]) / t for (b, p), t in shapes.items()]
+    return [statistics.median(_tpots(folder)[_key(c)]) / c["predicted_tpot_s"] for c in _points(folder, method)]
+
+
+def _shape_point(folder: str, k: int) -> dict:
+    """The draft_model point at scale 0.01, draft length k and _SHAPE."""
+    return next(c for c in _points(folder, "draft_model") if c["scale"] == 0.01 and c["k"] == k
+                and all(c[key] == value for key, value in _SHAPE.items()))
+
+
+def _step_ms(folder: str, k: int, side: str) -> float:
+    """One speculative step at scale 0.01 and _SHAPE, ms: the median run's ('measured') or the model's."""
+    point = _shape_point(folder, k)
+    tpot = statistics.median(_tpots(folder)[_key(point)]) if side == "measured" else point["predicted_tpot_s"]
+    return 1e3 * tpot * point["tokens_per_step"]
+
+
+def _step_within(folder: str) -> float:
+    """The largest gap between measured and predicted steps at scale 0.01 and _SHAPE, over its draft lengths."""
+    ks = _run(folder)["grid"]["ks"]
+    return max(abs(_step_ms(folder, k, "measured") / _step_ms(folder, k, "predicted") - 1) for k in ks)
+
+
+def _quiet_errors(folder: str) -> str:
+    """The signed TPOT-speedup errors of the scale-0.01 points, lowest to highest."""
+    errors = sorted(c["tpot_error"] for c in _points(folder, "draft_model") if c["scale"] == 0.01)
+    return f"{100 * errors[0]:+.0f}% to {100 * errors[-1]:+.0f}%"
+
+
+def _baseline_ms(folder: str) -> list[float]:
+    return sorted(1e3 * t for t in _tpots(folder)[("baseline", None, 0, _SHAPE["batch"], _SHAPE["prompt_len"])])
+
+
 def _span(values) -> str:
     values = sorted(values)
     return f"{values[0]:.2f}-{values[-1]:.2f}x"
@@ -134,6 +197,17 @@ VALIDATION_VALUES = {
     **{f"validation.met.{name}": (lambda name=name: _met(LLAMA, name)) for name in TARGETS},
     **{f"validation.quiet.{what}": (lambda what=what: _quiet(what))
        for what in ("out_len", "rates", "model", "measured")},
+    "validation_tp2.quiet_errors": lambda: _quiet_errors(TP2),
+    "validation_tp2.baseline_runs": lambda: str(len(_baseline_ms(TP2))),
+    "validation_tp2.baseline_range": lambda: f"{_baseline_ms(TP2)[0]:.1f} to {_baseline_ms(TP2)[-1]:.1f}",
+    "validation_tp2.baseline_median": lambda: f"{statistics.median(_baseline_ms(TP2)):.1f}",
+    "validation_tp2.calibrated_ms": lambda: f"{1e3 * _shape_point(TP2, 1)['predicted_base_tpot_s']:.1f}",
+    **{f"{key}.slowdown.{method}": (lambda folder=folder, method=method: _span(_slowdowns(folder, method)))
+       for key, folder in (("validation_tp2", TP2),) for method in ("baseline", "draft_model")},
+    **{f"{key}.step.k{k}.{side}": (lambda folder=folder, k=k, side=side: f"{_step_ms(folder, k, side):.1f}")
+       for key, folder, ks in (("validation_tp2", TP2, (1, 5)), ("validation", LLAMA, (1,)))
+       for k in ks for side in ("measured", "predicted")},
+    "validation.step_within": lambda: pct(_step_within(LLAMA)),
     "rule.k_within": lambda: f"{DECISION_TOLERANCE:.0%}",
     "validation_qwen2.k_misses": lambda: str(len(_k_misses(VALIDATIONS["validation_qwen2"][0]))),
     **{f"{key}.signed_median": (lambda folder=folder: _signed_median(folder))
