@@ -9,6 +9,7 @@ it from any venv.
                                                          everything the command prints
     <!-- output, first paragraph: specadvisor ARGS -->   ... up to the output's first blank line, then "..."
     <!--=NAME-->1.48x<!--=-->                            an inline number, computed by doc_values.VALUES[NAME]
+    <!-- record: WHAT, HOW -->                           the paragraph after it records a measurement (RECORD)
     ```bash ... ```                                      commands tests/readme_commands.py runs in CI
 """
 
@@ -20,6 +21,11 @@ BLOCK = re.compile(r"^<!-- output(?P<first>, first paragraph)?: specadvisor (?P<
                    re.MULTILINE | re.DOTALL)
 INLINE = re.compile(r"<!--=(?P<name>[\w.]+)-->(?P<value>.*?)<!--=-->", re.DOTALL)
 FENCE = re.compile(r"^```bash\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+# A paragraph (or table, or list) whose figures record a measurement the repository cannot recompute (another
+# machine's run, a timing, a paper) starts with this line, saying what and how; every other figure is generated.
+RECORD = "<!-- record: "
+# Pages a program writes whole: no markers, no records; that program is their source.
+WRITTEN_WHOLE = {"docs/datasheet-fit.md": "benchmarks/datasheet_fit.py"}
 
 
 def pages() -> list[Path]:

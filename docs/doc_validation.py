@@ -174,6 +174,22 @@ def _baseline_ms(folder: str) -> list[float]:
     return sorted(1e3 * t for t in _tpots(folder)[("baseline", None, 0, _SHAPE["batch"], _SHAPE["prompt_len"])])
 
 
+def _drafting_share(folder: str) -> float:
+    """The largest share of steps that drafted anything in the runs of the verdict misses (n-gram at batch 1: a
+    request of T tokens takes T - 1 - accepted decode steps)."""
+    misses = [(d["batch"], d["prompt_len"], d["chosen_k"]) for d in _verdict_misses(folder)]
+    return max(r["drafts"] / (r["tokens"] - r["batch"] - r["accepted"]) for r in _run(folder)["runs"]
+               if r["method"] == "ngram" and r["error"] is None and (r["batch"], r["prompt_len"], r["k"]) in misses)
+
+
+def _worst_cell_median(folder: str) -> float:
+    """The largest |median signed TPOT-speedup error| over the draft_model points of one (batch, k)."""
+    cells: dict[tuple, list[float]] = {}
+    for c in _points(folder, "draft_model"):
+        cells.setdefault((c["batch"], c["k"]), []).append(c["tpot_error"])
+    return max(abs(statistics.median(errors)) for errors in cells.values())
+
+
 def _span(values) -> str:
     values = sorted(values)
     return f"{values[0]:.2f}-{values[-1]:.2f}x"
@@ -218,5 +234,7 @@ VALIDATION_VALUES = {
     "validation.k_miss_gaps": lambda: _gaps(LLAMA),
     "validation.verdict_misses": lambda: str(len(_verdict_misses(LLAMA))),
     "validation.verdict_miss_span": lambda: _span(_at(d, "measured", "chosen") for d in _verdict_misses(LLAMA)),
+    "validation_qwen2.worst_cell": lambda: pct(_worst_cell_median(VALIDATIONS["validation_qwen2"][0])),
+    "validation.verdict_miss_drafting": lambda: pct(_drafting_share(LLAMA)),
     "validation.ngram_span": lambda: _ngram_span(LLAMA),
 }

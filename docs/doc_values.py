@@ -9,6 +9,7 @@ as a terminal of 80 columns without colour shows them.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import json
 import os
@@ -26,7 +27,7 @@ sys.path.insert(0, str(ROOT))  # the package beside this folder, not an installe
 sys.path.insert(0, str(ROOT / "docs"))  # doc_validation and doc_bench, beside this file
 
 from advisor.cli.app import main  # noqa: E402
-from advisor.cli.calibrate import MIN_SECONDS  # noqa: E402
+from advisor.cli.calibrate import MIN_SECONDS, calibrate  # noqa: E402
 from advisor.measured.counts import Counts  # noqa: E402
 from advisor.measured.metrics import render  # noqa: E402
 from advisor.measured.posterior import LEVEL  # noqa: E402
@@ -105,6 +106,11 @@ def _review_extra_gpus(workload: str, deployment: str) -> str:
         raise Stale(f"it says {workload} on {deployment} needs more GPUs with speculation, but now the review says "
                     f"{cell.recommendation}: {cell.reason}: rewrite that sentence (and its marker)")
     return str(cell.spec.gpus - cell.base.gpus)
+
+
+def _workload(name: str):
+    with _terminal():
+        return next(w for w in load_plan(PLAN).workload if w.name == name)
 
 
 def _review_alone_ttft_ms(workload: str, deployment: str) -> str:
@@ -198,6 +204,8 @@ VALUES = {
     "review.h100.base": lambda: _review_gpus("4x-h100", "base"),
     "review.h100.spec": lambda: _review_gpus("4x-h100", "spec"),
     "review.completion_a100.ttft_ms": lambda: _review_alone_ttft_ms("completion", "8x-a100"),
+    "review.completion.ttft_slo_ms": lambda: f"{_workload('completion').slo.ttft_ms:g}",
+    "review.completion.p90_prompt": lambda: f"{_workload('completion').prompt.stats()[1]:,.0f}",
     "review.agent_a100.extra_gpus": lambda: _review_extra_gpus("agent-edits", "8x-a100"),
     **{f"{key}.{quoted}": (lambda path=path, quoted=quoted: _pct(_fit(path, quoted.split(".")[0])[
         f"heldout_{quoted.split('.')[1]}_error"])) for key, (path, names) in CALIBRATIONS.items() for quoted in names},
@@ -217,9 +225,11 @@ VALUES = {
     "rule.enable": lambda: f"{ENABLE_THRESHOLD:.2f}x",
     "posterior.level": lambda: f"{LEVEL:.0%}",
     "calibration.refused_above": lambda: f"{MAX_HELDOUT_MEDIAN_ERROR:.0%}",
+    "calibration.budget_s": lambda: f"{inspect.signature(calibrate).parameters['budget_seconds'].default.default:g}",
     "calibration.min_seconds": lambda: f"{MIN_SECONDS:g}",
     "model.allreduce_latency_us": lambda: f"{enginecost.DEFAULT_ALLREDUCE_LATENCY_S * 1e6:g}",
     "model.temperature_slope": lambda: f"{TEMPERATURE_SLOPE:g}",
+    "model.temperature_drop": lambda: f"−{TEMPERATURE_SLOPE:.0%}",
     "model.ngram_us": lambda: f"{enginecost.DEFAULT_NGRAM_OVERHEAD_S * 1e6:.0f}",
     "model.spec_overhead_ms": lambda: f"{enginecost.DEFAULT_SPEC_OVERHEAD_S * 1e3:g}",
     "truncation.k4": lambda: _pct(max(_cut_last_step(np.linspace(0, 0.99, 100), k) for k in range(1, 5))),

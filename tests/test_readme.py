@@ -46,6 +46,30 @@ def test_every_quoted_command_output_is_generated(page):
     assert all(f": {command} -->" in marker for marker, command in blocks)
 
 
+# A figure: a number with a unit (%, a speedup, a time, a size, a rate). "4x H100" names a deployment, not a figure.
+FIGURE = re.compile(r"(?<![\w.])[~−+-]?\d[\d,.]*(?:[-–]\d[\d,.]*)?"
+                    r"(?:%|x\b(?! [A-Z])| ?(?:ms|µs|s|min|minutes|GB|GFLOP/s|M/s)\b)")
+
+
+def _prose_paragraphs(text: str) -> list[str]:
+    """The paragraphs of a page without its code, quoted output, generated numbers and inline code."""
+    text = re.sub(r"^```.*?^```$", "\n", text, flags=re.MULTILINE | re.DOTALL)
+    text = re.sub(r"<!--=[\w.]+-->.*?<!--=-->", "", text, flags=re.DOTALL)
+    text = re.sub(r"`[^`\n]*`", "", text)
+    return re.split(r"\n\s*\n", text)
+
+
+@page_names
+def test_every_figure_is_generated_or_a_record(page):
+    """A figure in a page's prose is either computed by docs/regenerate.py or sits in a paragraph marked as the
+    record of a measurement the repository cannot recompute (docs/doc_pages.RECORD), which says what and how."""
+    if page in regenerate.WRITTEN_WHOLE:
+        return
+    loose = [(figures, paragraph.strip()[:80]) for paragraph in _prose_paragraphs(ALL[page])
+             if (figures := FIGURE.findall(paragraph)) and not paragraph.lstrip().startswith(regenerate.RECORD)]
+    assert not loose, f"{page}: figures neither generated nor marked as a record: {loose}"
+
+
 def test_the_readme_quotes_the_default_report():
     assert "<!-- output: specadvisor recommend --prompt-len 8000 --out-len 200 -->" in README
 
