@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the two modules beside this one
 
-from doc_pages import BLOCK, INLINE, RECORD, ROOT, WRITTEN_WHOLE, name, pages  # noqa: E402
+from doc_pages import BLOCK, INLINE, ROOT, name, pages  # noqa: E402
 from doc_values import PLAN, VALUES, Stale, run  # noqa: E402
 
 # The pages' pictures: file -> the command that draws it (and, for a review, which of its pictures).

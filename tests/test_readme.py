@@ -1,7 +1,7 @@
 """The pages (README.md and docs/*.md, docs/doc_pages.py) cannot drift from the program: every output block and
 marked number in them is what docs/regenerate.py computes now (run it after a change that moves them), every output
-block is marked, and every link to a file points at one. The commands themselves are run by
-tests/readme_commands.py in CI, from a fresh `pip install .`."""
+block is marked, every other figure is marked as a record, and every link points at a file and heading that exist.
+The commands themselves are run by tests/readme_commands.py in CI, from a fresh `pip install .`."""
 
 import importlib.util
 import re
@@ -21,9 +21,10 @@ def _load(path: Path):
 
 
 regenerate = _load(ROOT / "docs/regenerate.py")
+doc_pages = _load(ROOT / "docs/doc_pages.py")
 readme_commands = _load(ROOT / "tests/readme_commands.py")
-PAGES = regenerate.pages()
-ALL = {regenerate.name(page): page.read_text() for page in PAGES}
+PAGES = doc_pages.pages()
+ALL = {doc_pages.name(page): page.read_text() for page in PAGES}
 page_names = pytest.mark.parametrize("page", sorted(ALL))
 
 
@@ -63,10 +64,10 @@ def _prose_paragraphs(text: str) -> list[str]:
 def test_every_figure_is_generated_or_a_record(page):
     """A figure in a page's prose is either computed by docs/regenerate.py or sits in a paragraph marked as the
     record of a measurement the repository cannot recompute (docs/doc_pages.RECORD), which says what and how."""
-    if page in regenerate.WRITTEN_WHOLE:
+    if page in doc_pages.WRITTEN_WHOLE:
         return
     loose = [(figures, paragraph.strip()[:80]) for paragraph in _prose_paragraphs(ALL[page])
-             if (figures := FIGURE.findall(paragraph)) and not paragraph.lstrip().startswith(regenerate.RECORD)]
+             if (figures := FIGURE.findall(paragraph)) and not paragraph.lstrip().startswith(doc_pages.RECORD)]
     assert not loose, f"{page}: figures neither generated nor marked as a record: {loose}"
 
 
