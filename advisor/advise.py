@@ -103,7 +103,8 @@ def break_even_alpha(setup: Setup, batch: int, context: float, ks: np.ndarray, d
     if decode_tokens < 1 or ks.size == 0:
         return None
     needed = setup.iteration_time(ks, batch, context) / setup.decode_step(batch, context)  # E that breaks even
-    alphas = alpha_for_tokens_per_step(needed, ks, decode_tokens)  # NaN where not even α = 1 reaches it
+    # NaN where not even α = 1 reaches it; α is the acceptance on the steps that draft (n-gram: that find a match)
+    alphas = alpha_for_tokens_per_step(needed, ks, decode_tokens, setup.draft_share)
     return None if np.isnan(alphas).all() else float(np.nanmin(alphas))
 
 

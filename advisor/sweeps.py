@@ -12,7 +12,7 @@ import numpy as np
 
 from advisor.advise import K_TABLE, Advice, at_concurrency, candidates, choose_k
 from advisor.model import memory
-from advisor.model.acceptance import survival
+from advisor.model.acceptance import survival, with_match_share
 from advisor.model.speculative import request_times, tpot_speedup, tpot_speedup_alpha
 from advisor.model.truncation import tokens_per_step
 from advisor.scenario import Scenario
@@ -39,8 +39,8 @@ def alpha_sweep(a: Advice, alphas: np.ndarray | None = None, ks: np.ndarray = PL
     alphas = np.linspace(0.0, 1.0, 201) if alphas is None else np.asarray(alphas, dtype=float)
     tpot = tpot_speedup_alpha(s.setup, alphas[None, :], ks[:, None], s.batch, s.context, s.decode_tokens)
     k = a.best_k or 1
-    t = request_times(s.setup, tokens_per_step(survival(alphas, k), s.decode_tokens), k, s.batch, s.prompt_len,
-                      s.out_len)
+    curve = with_match_share(survival(alphas, k), s.acceptance.match_share)
+    t = request_times(s.setup, tokens_per_step(curve, s.decode_tokens), k, s.batch, s.prompt_len, s.out_len)
     return AlphaSweep(alphas, ks, tpot, t.e2e_baseline / t.e2e_spec, a.best_k)
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from advisor.methods import MODELLED, TEXT_LOOKUP
 from advisor.model import truncation
-from advisor.model.acceptance import expected_tokens, survival
+from advisor.model.acceptance import expected_tokens, survival, with_match_share
 from advisor.model.costmodel import chunks, draft_pass, prefill_time, repeat_pass, step_time
 from advisor.model.enginecost import EngineCost
 from advisor.model.modelspec import ModelSpec
@@ -165,10 +165,12 @@ def tpot_speedup(setup: Setup, tokens_per_step, k, batch, context) -> np.ndarray
 
 def tpot_speedup_alpha(setup: Setup, alpha, k, batch, context, decode_tokens=None) -> np.ndarray:
     """The vectorized workhorse: decode speedup for i.i.d. α over any broadcastable grid of (α, k, B, L), for
-    requests of `decode_tokens` decode tokens (their last step cut short, `truncation`), or unbounded ones (None)."""
+    requests of `decode_tokens` decode tokens (their last step cut short, `truncation`), or unbounded ones (None).
+    α is the acceptance on the steps that draft: a share `setup.draft_share` of them (`with_match_share`)."""
+    curve = with_match_share(survival(alpha, k), setup.draft_share)
     if decode_tokens is None:
-        return tpot_speedup(setup, expected_tokens(alpha, k), k, batch, context)
-    return tpot_speedup(setup, truncation.tokens_per_step(survival(alpha, k), decode_tokens), k, batch, context)
+        return tpot_speedup(setup, curve.sum(axis=-1), k, batch, context)
+    return tpot_speedup(setup, truncation.tokens_per_step(curve, decode_tokens), k, batch, context)
 
 
 @dataclass(frozen=True, slots=True)

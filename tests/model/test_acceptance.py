@@ -81,3 +81,12 @@ def test_temperature_lowers_acceptance_and_is_flagged():
     assert hot.low < greedy.low and hot.high < greedy.high
     assert any("extrapolated" in note for note in hot.notes)
     assert greedy.at_temperature(0.0, 0.0) is greedy
+
+
+def test_a_match_share_weights_every_drafted_position_and_leaves_plain_steps_one_token():
+    from advisor.model.acceptance import Acceptance, expected_tokens
+
+    acc = Acceptance(0.7, 0.6, 0.8, "n-gram", match_share=0.25)
+    ks = np.arange(9)
+    assert acc.expected_tokens(ks) == pytest.approx(1.0 + 0.25 * (expected_tokens(0.7, ks) - 1.0))
+    assert acc.survival(4)[0] == 1.0
