@@ -31,7 +31,9 @@ class Advice:
     e2e_speedup: np.ndarray  # per k, each side at the concurrency it holds
     throughput_speedup: np.ndarray  # per k, output tokens/s, each side at the concurrency it holds
     concurrency: np.ndarray  # per k: requests running at once, min(batch, what memory holds); [0] = baseline
-    best_k: int  # the evaluated k: the best one, or --k (0: speculation off)
+    # (TPOT compares both sides at concurrency[k]; end to end and throughput each side at its own)
+    best_k: int  # the evaluated k: the best one, or --k (0: speculation off, or the evaluated k does not fit)
+    shown_k: int  # the k whose memory, concurrency and checks are shown: the evaluated k, or 1 when off
     e2e_range: tuple[float, float]  # e2e speedup at best k over the acceptance range (low α, high α)
     break_even_alpha: float | None  # decode break-even at this batch and context; None: never pays, or no decode
     paying_batches: list[tuple[int, int]]  # batch ranges (inclusive) where the best k's decode gains
@@ -84,15 +86,17 @@ def mean_waves(batch, conc) -> np.ndarray:
 
 def at_concurrency(setup: Setup, E, ks, batch, conc_base, conc_spec, prompt_len, out_len):
     """(TPOT, end-to-end, throughput) speedups for a batch of `batch` requests, with the baseline running
-    `conc_base` of them at once and speculation `conc_spec` (per k). TPOT is per running request; end to end is
-    the batch's mean latency, the requests that wait for a slot included (`mean_waves`); throughput is each side
-    serving at the concurrency it holds. A side that holds none runs nothing (throughput 0)."""
+    `conc_base` of them at once and speculation `conc_spec` (per k). TPOT compares equal concurrency: both sides
+    at conc_spec, so it is the decode gain of drafting alone (at most k + 1 tokens per step). What the draft's
+    memory does to concurrency shows where it belongs: end to end is the batch's mean latency, the requests that
+    wait for a slot included (`mean_waves`); throughput is each side serving at the concurrency it holds. A side
+    that holds none runs nothing (throughput 0)."""
     base = request_times(setup, 1.0, 0, np.maximum(conc_base, 1), prompt_len, out_len)
     spec = request_times(setup, E, ks, np.maximum(conc_spec, 1), prompt_len, out_len)
     e2e = base.e2e_baseline * mean_waves(batch, conc_base) / (spec.e2e_spec * mean_waves(batch, conc_spec))
     with np.errstate(divide="ignore", invalid="ignore"):
         throughput = np.where(conc_base > 0, (conc_spec / spec.e2e_spec) / (conc_base / base.e2e_baseline), 0.0)
-    return base.tpot_baseline / spec.tpot_spec, e2e, throughput
+    return spec.tpot_baseline / spec.tpot_spec, e2e, throughput  # spec.tpot_baseline: a plain step at conc_spec
 
 
 def break_even_alpha(setup: Setup, batch: int, context: float, ks: np.ndarray, decode_tokens: int) -> float | None:
@@ -172,28 +176,33 @@ def advise(s: Scenario) -> Advice:
                              at_concurrency(setup, E, ks, s.batch, conc[0], conc, s.prompt_len, s.out_len))
     choosable = ks[candidates(s, ks)]
     allowed = candidates(s, ks) & (conc >= 1)
-    best_k = s.k if s.k is not None else int(choose_k(e2e, throughput, allowed))
-
-    shown_k = best_k or 1
+    chosen = s.k if s.k is not None else int(choose_k(e2e, throughput, allowed))
+    best_k = chosen if conc[chosen] >= 1 else 0  # a k that does not fit is never best: nothing runs there
+    shown_k = chosen or 1
     low_high = tuple(float(at_concurrency(setup, s.tokens_per_step(shown_k, alpha), shown_k, s.batch, conc[0],
                                           conc[shown_k], s.prompt_len, s.out_len)[1]) if conc[shown_k] >= 1 else 0.0
                      for alpha in (acc.low, acc.high))
     m = budgets[shown_k]
-    limit = min(max(m.max_concurrency_spec, s.batch), setup.target_cost.max_num_seqs)  # vLLM runs no more
+    # the most requests that can run at once: larger batches wait for a slot, so no batch beyond it runs
+    limit = max(min(m.max_concurrency_spec, setup.target_cost.max_num_seqs), 1)
     evaluated = np.array([s.k]) if s.k is not None else choosable  # the k the ranges speak of
     ranges = paying_batches(setup, E, s.context, evaluated, limit) if s.decode_tokens >= 1 else []
-    breakeven = break_even_alpha(setup, s.batch, s.context, choosable, s.decode_tokens)
+    running = int(max(conc[shown_k], 1))  # break-even where speculation runs, not at the batch asked for
+    breakeven = break_even_alpha(setup, running, s.context, choosable, s.decode_tokens)
+    if conc[shown_k] < 1:  # speculation at the shown k does not fit: no break-even, no batch where it gains
+        ranges, breakeven = [], None
     base = request_times(setup, 1.0, 0, max(conc[0], 1), s.prompt_len, s.out_len)
     prefill_fraction = float(base.prefill / base.e2e_baseline)
-    verdict, reasons = decide(s, m, best_k, e2e, min(low_high), float(throughput[best_k]), conc, candidates(s, ks))
+    verdict, reasons = decide(s, m, chosen, e2e, min(low_high), float(throughput[chosen]), conc,
+                              candidates(s, ks))
     dynamic = s.k is None and verdict != "disable" and best_k > 0
     pasted = schedule(setup, E, s.context, ks[allowed], int(np.clip(limit, 1, MAX_SCHEDULE_BATCH)),
                       pin=(int(conc[best_k]), best_k)) if dynamic else []
     return Advice(
         scenario=s, ks=ks, tokens_per_step=E, tpot_speedup=tpot, e2e_speedup=e2e, throughput_speedup=throughput,
-        concurrency=conc, best_k=best_k, e2e_range=low_high, break_even_alpha=breakeven, paying_batches=ranges,
+        concurrency=conc, best_k=best_k, shown_k=shown_k, e2e_range=low_high, break_even_alpha=breakeven, paying_batches=ranges,
         critical_batch=critical_batch(ranges, limit), memory=m, prefill_fraction=prefill_fraction, schedule=pasted,
-        checks=checks(s, m, breakeven, ranges, prefill_fraction, conc, best_k, float(throughput[shown_k])),
+        checks=checks(s, m, breakeven, ranges, prefill_fraction, conc, shown_k, float(throughput[shown_k]), limit),
         verdict=verdict, reasons=reasons,
     )
 

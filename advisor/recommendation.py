@@ -26,22 +26,24 @@ class _Closed:
 
 @dataclass(frozen=True, slots=True)
 class Speedup(_Closed):
-    """Baseline over speculative, at best_k."""
+    """Baseline over speculative, at best_k; null where it does not fit (nothing runs, so no speedup)."""
 
-    tpot: float  # decode time per output token, baseline / speculative
-    e2e_latency: float  # whole request (prefill + decode) at the given batch
-    throughput: float  # output tokens/s, each side capped by the concurrency its memory allows
+    tpot: float | None  # decode time per output token, baseline / speculative, both at the speculative concurrency
+    e2e_latency: float | None  # whole request (prefill + decode) at the given batch, each side at its concurrency
+    throughput: float | None  # output tokens/s, each side capped by the concurrency its memory allows
 
 
 @dataclass(frozen=True, slots=True)
 class PerK(_Closed):
-    """One row of the per-k table."""
+    """One row of the per-k table; its speedups are null where it does not fit."""
 
     k: int  # draft length (0: speculation off)
     expected_tokens_per_step: float  # over this request's out_len - 1 decode tokens (its last step cut at max_tokens)
-    tpot_speedup: float  # as Speedup.tpot, at this k
-    e2e_speedup: float  # as Speedup.e2e_latency, at this k
-    throughput_speedup: float  # as Speedup.throughput, at this k
+    tpot_speedup: float | None  # as Speedup.tpot, at this k (both sides at `concurrency`)
+    e2e_speedup: float | None  # as Speedup.e2e_latency, at this k
+    throughput_speedup: float | None  # as Speedup.throughput, at this k
+    fits: bool  # at least one request runs at this k (k = 0: the target alone)
+    concurrency: int  # requests running at once at this k: min(batch, what memory and the scheduler hold)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +136,7 @@ class Concurrency(_Closed):
 
     batch: int  # the requests asked for
     baseline: int  # running at once without speculation: min(batch, what the KV cache holds)
-    speculative: int  # ... with speculation at best_k (k = 1 when off)
+    speculative: int  # ... with speculation at the evaluated k (k = 1 when off)
     binds: str  # what memory does to the batch, in words; empty when both sides hold it
 
 
@@ -149,7 +151,7 @@ class Recommendation(_Closed):
     speedup: Speedup  # at best_k
     interval: Interval  # end-to-end speedup over the acceptance range
     per_k: tuple[PerK, ...]  # k = 0..16, or up to the asked-for k when larger
-    break_even_alpha: float | None  # below it no k pays; None: no α pays
+    break_even_alpha: float | None  # below it no k pays; None: no α pays, or speculation does not fit
     critical_batch: int | None  # end of the paying range from batch 1 (0: batch 1 loses; None: gains up to the limit)
     memory: Memory  # the VRAM budget at best_k (k = 1 when off, to show the cost)
     time_split: TimeSplit  # where one request's time goes
@@ -174,20 +176,27 @@ def from_advice(a: Advice) -> Recommendation:
     acc, k = a.scenario.acceptance, int(a.best_k)
     return Recommendation(
         schema_version=SCHEMA_VERSION, verdict=a.verdict, reasons=tuple(a.reasons), best_k=k,
-        speedup=Speedup(tpot=a.at_best(a.tpot_speedup), e2e_latency=a.at_best(a.e2e_speedup),
-                        throughput=a.at_best(a.throughput_speedup)),
+        speedup=Speedup(tpot=_ran(a, a.tpot_speedup, k), e2e_latency=_ran(a, a.e2e_speedup, k),
+                        throughput=_ran(a, a.throughput_speedup, k)),
         interval=Interval(e2e_low=float(min(a.e2e_range)), e2e_high=float(max(a.e2e_range)),
                           alpha_low=float(acc.low), alpha_high=float(acc.high)),
         per_k=tuple(PerK(k=int(kk), expected_tokens_per_step=float(a.tokens_per_step[i]),
-                         tpot_speedup=float(a.tpot_speedup[i]), e2e_speedup=float(a.e2e_speedup[i]),
-                         throughput_speedup=float(a.throughput_speedup[i])) for i, kk in enumerate(a.ks)),
+                         tpot_speedup=_ran(a, a.tpot_speedup, i), e2e_speedup=_ran(a, a.e2e_speedup, i),
+                         throughput_speedup=_ran(a, a.throughput_speedup, i), fits=bool(a.concurrency[i] >= 1),
+                         concurrency=int(a.concurrency[i])) for i, kk in enumerate(a.ks)),
         break_even_alpha=_maybe(float, a.break_even_alpha), critical_batch=_maybe(int, a.critical_batch),
         memory=_memory(a), time_split=_time_split(a),
         checks=tuple(CheckOut(name=c.name, ok=bool(c.ok), detail=c.detail) for c in a.checks),
         vllm=_vllm(a), cost_source=a.scenario.cost_source, inputs=_inputs(a),
         paying_batches=tuple((int(lo), int(hi)) for lo, hi in a.paying_batches),
         concurrency=Concurrency(batch=int(a.scenario.batch), baseline=int(a.concurrency[0]),
-                                speculative=int(a.concurrency[k or 1]), binds=binding(a.scenario, a.concurrency, k or 1)))
+                                speculative=int(a.concurrency[a.shown_k]),
+                                binds=binding(a.scenario, a.concurrency, a.shown_k)))
+
+
+def _ran(a: Advice, values, k: int) -> float | None:
+    """The speedup at k, or None where k does not fit (at k = 0: where the target alone does not)."""
+    return float(values[k]) if a.concurrency[k] >= 1 else None
 
 
 def _memory(a: Advice) -> Memory:

@@ -38,7 +38,7 @@ def alpha_sweep(a: Advice, alphas: np.ndarray | None = None, ks: np.ndarray = PL
     s = a.scenario
     alphas = np.linspace(0.0, 1.0, 201) if alphas is None else np.asarray(alphas, dtype=float)
     tpot = tpot_speedup_alpha(s.setup, alphas[None, :], ks[:, None], s.batch, s.context, s.decode_tokens)
-    k = a.best_k or 1
+    k = a.shown_k
     curve = with_match_share(survival(alphas, k), s.acceptance.match_share)
     t = request_times(s.setup, tokens_per_step(curve, s.decode_tokens), k, s.batch, s.prompt_len, s.out_len)
     return AlphaSweep(alphas, ks, tpot, t.e2e_baseline / t.e2e_spec, a.best_k)
@@ -131,7 +131,7 @@ SEGMENTS = ("target weights", "draft weights", "activations + runtime", "target 
 def memory_split(a: Advice) -> tuple[MemorySplit, MemorySplit]:
     """Baseline and speculative budgets at the scenario's batch (per GPU; `advise` sized both at the best k)."""
     s, m = a.scenario, a.memory
-    k = a.best_k or 1
+    k = a.shown_k
     gb = 1e-9
     total = s.hardware.memory_bytes
     seqs = s.batch

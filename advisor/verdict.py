@@ -20,6 +20,9 @@ from advisor.scenario import Scenario
 
 ENABLE_THRESHOLD = 1.10  # a gain under 10% rarely pays for a second model's VRAM, moving parts and tail risk
 DECODE_SHARE_OK = 0.5  # below this, prefill dominates the request and caps what speculation can gain
+# Why a sliding-window model can hold more requests with n-gram or suffix speculation than without (issue 25):
+SYNC_WINDOW = ("more requests fit with speculation than without: vLLM turns async scheduling off for this method, "
+               "halving the in-flight tokens a sliding-window layer must hold room for (memory.in_flight_tokens)")
 VERDICTS = ("disable", "marginal", "enable")
 
 
@@ -67,42 +70,59 @@ def binding(s: Scenario, conc: np.ndarray, k: int) -> str:
 
 
 def checks(s: Scenario, m: MemoryBudget, break_even_alpha: float | None, ranges: list[tuple[int, int]],
-           prefill_fraction: float, conc: np.ndarray, k: int, throughput: float) -> list[Check]:
-    """The four checks at the evaluated k (k = 1 when off, to show what the draft would cost)."""
+           prefill_fraction: float, conc: np.ndarray, k: int, throughput: float, limit: int) -> list[Check]:
+    """The four checks at the evaluated k (k = 1 when off, to show what the draft would cost), each about the
+    requests that run at once (`conc[k]`), over the batches 1..`limit` that can. Where speculation at k does not
+    fit, no check passes: there is no speedup for any of them to speak of."""
     acc = s.acceptance
+    running = int(conc[k])
+    fits = m.fits and conc[0] >= 1 and running >= 1
+    nothing = ("the target does not fit (see vram)" if not m.fits or conc[0] < 1
+               else f"speculation at k={k} does not fit (see vram)")
     alpha = f"α {acc.alpha:.2f}" + (f" (range {acc.low:.2f}-{acc.high:.2f})" if acc.high > acc.low else "")
-    if s.decode_tokens < 1:
+    if not fits:
+        pred = Check("predictability", False, f"{alpha}, but {nothing}: no decode step runs to speed up")
+    elif s.decode_tokens < 1:
         pred = Check("predictability", False, f"{alpha}, but --out-len 1 has no decode step to speed up: its one "
                      "token comes from prefill")
     elif break_even_alpha is None:
-        pred = Check("predictability", False, f"{alpha}, but no α pays at batch {s.batch}: drafting and "
-                     "verification cost more than the tokens they could save")
+        pred = Check("predictability", False, f"{alpha}, but no α pays at {running} requests at once: drafting "
+                     "and verification cost more than the tokens they could save")
     else:
         pred = Check("predictability", acc.low >= break_even_alpha,
-                     f"{alpha} vs break-even α {break_even_alpha:.2f} at batch {s.batch}; source: {acc.source}")
-    shown = k or 1
+                     f"{alpha} vs break-even α {break_even_alpha:.2f} at {running} requests at once; source: "
+                     f"{acc.source}")
     # The draft fits when it runs at all and either costs no concurrency or still gains throughput despite it.
-    vram_ok = m.fits and m.fits_spec and conc[shown] >= 1 and (conc[shown] >= conc[0] or throughput >= 1.0)
+    vram_ok = fits and (conc[k] >= conc[0] or throughput >= 1.0)
     vram_detail = m.reason() or (
         f"{'target ' + _gb(m.target_weights)} + draft {_gb(m.draft_weights)} weights per GPU, "
         f"KV {m.kv_per_token_baseline / 1e3:.0f} -> {m.kv_per_token_spec / 1e3:.0f} KB/token; "
         f"max concurrency at {m.tokens_per_sequence} tokens/request: {m.max_concurrency_baseline} "
         f"-> {m.max_concurrency_spec} with speculation (batch {s.batch})")
-    bound = binding(s, conc, shown) if m.fits else ""
+    if m.max_concurrency_spec > m.max_concurrency_baseline and m.fits:
+        vram_detail += f"; {SYNC_WINDOW}"
+    bound = binding(s, conc, k) if m.fits else ""
     if bound:
         vram_detail += f"; {bound}"
-    pays = any(lo <= s.batch <= hi for lo, hi in ranges)
-    where = f"decoding gains at batches {_ranges(ranges)}" if ranges else "decoding gains at no batch"
-    limit = max(m.max_concurrency_spec, s.batch)
-    conc_check = Check("concurrency", pays, f"batch {s.batch}: {where} (of 1-{limit}: what memory holds, or your "
-                       "batch); outside them verification costs more than the accepted tokens save")
+    if fits:
+        where = f"decoding gains at batches {_ranges(ranges)}" if ranges else "decoding gains at no batch"
+        conc_check = Check("concurrency", any(lo <= running <= hi for lo, hi in ranges),
+                           f"batch {s.batch}, {running} run at once: {where} (of 1-{limit}: what memory and "
+                           "max_num_seqs let run); outside them verification costs more than the accepted tokens save")
+    else:
+        conc_check = Check("concurrency", False, f"batch {s.batch}: {nothing}, so no request runs with it")
     decode = 1.0 - prefill_fraction
     ceiling = f"{1.0 / prefill_fraction:.2f}x" if prefill_fraction > 0.01 else "over 100x"
     dominant = "prefill dominates" if decode < DECODE_SHARE_OK else "decode dominates"
-    share = Check("decode_share", decode >= DECODE_SHARE_OK,
-                  f"{dominant}: decode is {decode:.0%} of the baseline request, prefill {prefill_fraction:.0%} "
-                  f"({s.prompt_len} prompt -> {s.out_len} output tokens); speculation only speeds up decode, so "
-                  f"even infinitely fast decoding would gain at most {ceiling} end to end")
+    split = (f"{dominant}: decode is {decode:.0%} of the baseline request, prefill {prefill_fraction:.0%} "
+             f"({s.prompt_len} prompt -> {s.out_len} output tokens)")
+    if fits:
+        share = Check("decode_share", decode >= DECODE_SHARE_OK,
+                      f"{split}; speculation only speeds up decode, so even infinitely fast decoding would gain at "
+                      f"most {ceiling} end to end")
+    else:
+        share = Check("decode_share", False, f"{nothing}, so it speeds up no decode" +
+                      (f"; without it, {split}" if m.fits and conc[0] >= 1 else ""))
     return [pred, Check("vram", vram_ok, vram_detail), conc_check, share]
 
 
@@ -118,6 +138,8 @@ def decide(s: Scenario, m: MemoryBudget, k: int, e2e: np.ndarray, low: float, th
                            "speculation to speed up"]
     if k == 0 and s.k == 0:
         return "disable", ["--k 0 evaluates the baseline: speculation off, every speedup 1.00x"]
+    if k == 0 and not (conc[1:] >= 1).any():
+        return "disable", [f"no draft length fits: {m.reason() or 'no request runs with speculation'}"]
     if k == 0:
         return "disable", _none_gains(e2e, np.ones(len(e2e), bool) if choosable is None else choosable, m)
     if conc[k] < 1:

@@ -91,7 +91,9 @@ def test_6_ngram_without_a_measurement_has_its_own_prior_and_is_at_most_marginal
     r = recommend("--gpu", "h100-sxm", "--method", "ngram", "--prompt-len", "1000", "--out-len", "500")
     assert r["verdict"] == "marginal" and any("acceptance ngram" in reason for reason in r["reasons"])
     assert "n-gram task prior" in r["inputs"]["acceptance_source"]
-    assert 1.5 <= r["speedup"]["e2e_latency"] <= 3.0  # published prompt lookup: ~1.5-2.8x (was 5.02x)
+    # published prompt lookup: up to 2.8x (was 5.02x). Matches on 45% of steps (the structured prior), the others
+    # plain decode steps, gain less (issue 25: 2.1x when every step was credited a match)
+    assert 1.1 <= r["speedup"]["e2e_latency"] <= 2.8
     assert r["vllm"]["speculative_config"]["prompt_lookup_min"] == 5  # what `acceptance ngram` measures at
 
 
@@ -239,12 +241,17 @@ def test_the_verdict_agrees_with_the_numbers_it_prints(gpu, pair, tp, batch, pro
             r.vllm.speculative_config["num_speculative_tokens"]
         assert at == best
         assert r.vllm.speculative_config["num_speculative_tokens"] == max([best, *(kk for *_, kk in runs)])
-    # the paying ranges hold the batch iff the evaluated k (or the best candidate) decodes faster there
+    # the paying ranges hold the requests that run at once iff the evaluated k (or the best candidate) decodes
+    # faster there, and the concurrency check says so
     ks = np.array([s.k]) if s.k is not None else a.ks[candidates(s, a.ks)]
-    if s.decode_tokens >= 1 and ks.size:
-        gain = tpot_speedup(s.setup, a.tokens_per_step[ks], ks, batch, s.context).max()
-        inside = any(lo <= batch <= hi for lo, hi in a.paying_batches)
+    if a.concurrency[a.shown_k] < 1:  # speculation does not fit: no batch where it gains, no break-even
+        assert a.paying_batches == [] and a.break_even_alpha is None
+    elif s.decode_tokens >= 1 and ks.size:
+        running = int(a.concurrency[a.shown_k])
+        gain = tpot_speedup(s.setup, a.tokens_per_step[ks], ks, running, s.context).max()
+        inside = any(lo <= running <= hi for lo, hi in a.paying_batches)
         assert inside == (gain > 1.0), (a.paying_batches, gain)
+        assert next(c for c in a.checks if c.name == "concurrency").ok == inside
 
 
 def test_a_disable_names_the_k_it_may_choose_and_what_longer_unknown_drafts_would_do(capsys):

@@ -36,16 +36,35 @@ def _headline(r: Recommendation) -> list[str]:
         else "never pays"
     pays = " and ".join(f"{lo}-{hi}" if hi > lo else f"{lo}" for lo, hi in r.paying_batches)
     pays = f"decode gains at batches {pays}" if pays else "decode gains at no batch"
+    if r.concurrency.speculative < 1:  # nothing runs with speculation: no break-even or paying batch to speak of
+        be, pays = f"none: {'the target' if r.concurrency.baseline < 1 else 'speculation'} does not fit", "no decode gain"
     lines.append(f"break-even α {be} | {pays} | costs: {r.cost_source}")
     lines += [f"note: {n}" for n in i.acceptance_notes]
     return lines
 
 
+NO_FIT = "does not fit"
+
+
+def _x(value: float | None) -> str:
+    return NO_FIT if value is None else f"{value:.2f}x"
+
+
 def _table_rows(r: Recommendation) -> list[tuple[bool, list[str]]]:
-    return [(p.k == r.best_k,
-             [str(p.k), f"{p.expected_tokens_per_step:.2f}", f"{p.tpot_speedup:.2f}x",
-              f"{p.e2e_speedup:.2f}x", f"{p.throughput_speedup:.2f}x"])
+    """The per-k rows; a row that does not fit says so and is never marked best."""
+    return [(p.k == r.best_k and p.fits,
+             [str(p.k), f"{p.expected_tokens_per_step:.2f}", _x(p.tpot_speedup), _x(p.e2e_speedup),
+              _x(p.throughput_speedup)])
             for p in r.per_k if p.k <= TABLE_KS or p.k == r.best_k]
+
+
+def _table_note(r: Recommendation) -> str:
+    """At which concurrency each column is taken."""
+    c = r.concurrency
+    if c.baseline < 1:
+        return ""
+    return (f"TPOT: both sides at the requests speculation runs at that k; end to end and throughput: each side at "
+            f"what it holds ({c.baseline} without speculation, {c.speculative} at k={r.best_k or 1}; batch {c.batch})")
 
 
 def _schedule(r: Recommendation) -> str:
@@ -72,7 +91,9 @@ def text(r: Recommendation, colour: bool | None = None, width: int | None = None
     out += ["", line(list(COLUMNS)), line(["-" * w for w in widths])]
     out += [_paint(line(cells) + "  <- best", "bold", colour) if best else line(cells) for best, cells in rows]
     split = r.time_split
-    tpot = f"{split.tpot_baseline_ms:.2f}" + (f" -> {split.tpot_spec_ms:.2f}" if r.speedup.tpot > 0 else "")
+    tpot = f"{split.tpot_baseline_ms:.2f}" + (f" -> {split.tpot_spec_ms:.2f}" if r.best_k and r.speedup.tpot else "")
+    note = _table_note(r)
+    out += ["", wrap(note)] if note else []
     out += ["", wrap(f"time split (baseline): prefill {split.prefill_s:.3f} s + decode {split.decode_baseline_s:.3f} s; "
                      f"TPOT {tpot} ms"), ""]
     out += _paste(r, width)
@@ -103,6 +124,8 @@ def markdown(r: Recommendation) -> str:
         if best:
             cells = [f"**{cell}**" for cell in cells]
         out.append("| " + " | ".join(cells) + " |")
+    note = _table_note(r)
+    out += ["", note] if note else []
     if not r.vllm.serve_command:
         return "\n".join(out + ["", "No vLLM command: the target does not fit."]) + "\n"
     out += ["", "```bash", r.vllm.serve_command, "```"]

@@ -69,8 +69,9 @@ def _details(r: Review, c: Cell) -> list[tuple]:
                      f"{a.interval.alpha_high:.2f}); {inp.acceptance_source}")
         items += [f"note: {n}" for n in inp.acceptance_notes]
         items.append(f"at the planned load (mean concurrency {c.load_batch:.1f} per replica, advised at batch "
-                     f"{inp.batch}): {a.verdict}, k={a.best_k}, end-to-end {a.speedup.e2e_latency:.2f}x, "
-                     f"TPOT {a.speedup.tpot:.2f}x; " + "; ".join(a.reasons))
+                     f"{inp.batch}): {a.verdict}, k={a.best_k}, " + (f"end-to-end {a.speedup.e2e_latency:.2f}x, "
+                     f"TPOT {a.speedup.tpot:.2f}x; " if a.speedup.tpot is not None else "does not fit; ")
+                     + "; ".join(a.reasons))
         items += [f"check {ch.name}: {'pass' if ch.ok else 'FAIL'}: {ch.detail}" for ch in a.checks]
         items.append(f"step costs: {a.cost_source}")
     items += [f"note: {n}" for n in c.notes]
