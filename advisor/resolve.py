@@ -57,8 +57,13 @@ def resolve_acceptance(inp: AcceptanceInput, temperature: float, read_metrics: M
                                       ("--task", inp.task), ("--metrics", inp.metrics)) if value is not None]
     if len(given) > 1:
         raise InputError(f"give one acceptance source, not {' and '.join(given)}")
-    if not 0.0 <= temperature <= acc_mod.MAX_TEMPERATURE:
-        raise InputError(f"--temperature must be in [0, {acc_mod.MAX_TEMPERATURE:g}], got {temperature}")
+    for flag, value in (("--temperature", temperature), ("--measured-temperature", inp.measured_temperature)):
+        if value is not None and not 0.0 <= value <= acc_mod.MAX_TEMPERATURE:  # NaN fails too
+            raise InputError(f"{flag} must be in [0, {acc_mod.MAX_TEMPERATURE:g}] (what vLLM samples at), got {value}")
+    if inp.measured_k is not None and inp.rate is None and inp.length is None:
+        raise InputError(f"--measured-k {inp.measured_k} names the k an --acceptance-rate or --acceptance-length was "
+                         "measured at, and neither was given: add one, or drop --measured-k (--metrics and "
+                         "--acceptance-per-pos carry their own k)")
     if inp.rate is not None or inp.length is not None:
         if inp.measured_k is None:
             flag = "--acceptance-rate" if inp.rate is not None else "--acceptance-length"
@@ -206,6 +211,12 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
     target_cost, draft_cost, source = engine_costs(hw, target_spec, draft_spec, calibration, target_dtype,
                                                    max_num_seqs, max_num_batched_tokens, tp=num_gpus,
                                                    draft_weight_dtype=draft_dtype, kv_cache_dtype=kv_cache_dtype)
+    if target_cost.max_num_batched_tokens < target_cost.max_num_seqs:
+        # vllm/config/scheduler.py `SchedulerConfig.verify_max_model_len` refuses this at start-up
+        raise InputError(f"--max-num-batched-tokens {target_cost.max_num_batched_tokens} is below max_num_seqs "
+                         f"{target_cost.max_num_seqs}" + ("" if max_num_seqs is not None else f" (vLLM's default on "
+                         f"{hw.name})") + ": vLLM refuses to start (max_num_batched_tokens must be >= max_num_seqs);"
+                         " raise it or lower --max-num-seqs")
     setup = Setup(target=target_spec, target_cost=target_cost, method=method, draft=draft_spec,
                   draft_cost=draft_cost, tp=num_gpus, cost_ratio=cost_ratio, draft_share=acc.match_share)
     if cost_ratio is not None:

@@ -113,7 +113,7 @@ def _check_k(k: int) -> None:
 # less on the argmax. Leviathan et al. 2023 Table 3 measure α at T = 0 and T = 1 for six T5 pairs; the ratio
 # α(T=1)/α(T=0) is 0.75-0.87 (mean ≈ 0.8). We interpolate linearly in T, which is an extrapolation beyond T = 1.
 TEMPERATURE_SLOPE = 0.20  # fractional loss of α per unit of temperature
-MAX_TEMPERATURE = 2.0
+MAX_TEMPERATURE = 2.0  # vLLM's too: SamplingParams refuses temperature outside [0, 2] (vllm/sampling_params.py)
 
 
 def temperature_factor(temperature) -> np.ndarray:
