@@ -94,17 +94,37 @@ def parse(text: str, origin: str) -> Scrape:
     if not any(name.startswith(PREFIX) for name in totals) and not per_pos:
         raise InputError(f"{origin} has no vllm:spec_decode_* counters: the server runs without speculative decoding "
                          "(start it with --speculative-config) or this is not a vLLM /metrics endpoint")
-    missing = [n for n in (DRAFTS, DRAFT_TOKENS, ACCEPTED) if n not in totals] + ([] if per_pos else [PER_POS])
+    missing = [n for n in (DRAFTS, DRAFT_TOKENS, ACCEPTED) if n not in totals]
     if missing:
-        raise InputError(f"{origin} lacks {', '.join(missing)}: a vLLM too old for per-position metrics?")
+        raise InputError(f"{origin} lacks {', '.join(missing)}: is this a vLLM server's /metrics?")
     if len(models) > 1:
         raise InputError(f"{origin} mixes several models ({', '.join(sorted(models))}): scrape one server")
     if sorted(per_pos) != list(range(len(per_pos))):
         raise InputError(f"{origin}: per-position counters cover positions {sorted(per_pos)}, not 0..k-1")
-    counts = Counts(drafts=round(totals[DRAFTS]), draft_tokens=round(totals[DRAFT_TOKENS]),
-                    accepted=round(totals[ACCEPTED]), per_position=tuple(round(per_pos[i]) for i in sorted(per_pos)),
+    drafts, draft_tokens, accepted = round(totals[DRAFTS]), round(totals[DRAFT_TOKENS]), round(totals[ACCEPTED])
+    unknown = ""
+    if per_pos:
+        positions = tuple(round(per_pos[i]) for i in sorted(per_pos))
+    else:
+        positions, unknown = _geometric_positions(drafts, draft_tokens, accepted)
+    counts = Counts(drafts=drafts, draft_tokens=draft_tokens, accepted=accepted, per_position=positions,
                     decode_steps=round(totals[STEPS]) if STEPS in totals else None)
-    return Scrape(counts, f"{source} (from {origin})" if source else f"vLLM metrics {origin}", temperature)
+    return Scrape(counts, (f"{source} (from {origin})" if source else f"vLLM metrics {origin}") + unknown, temperature)
+
+
+def _geometric_positions(drafts: int, draft_tokens: int, accepted: int) -> tuple[tuple[int, ...], str]:
+    """Per-position counts for a scrape without vLLM's per-position counters (and what to say about them): k is
+    the mean draft length rounded up (exact when every draft is full, as a model drafter's are), α the mean the
+    accepted/drafted rate implies at that k, and position i credited drafts·α^(i+1): i.i.d. acceptance, assumed."""
+    from advisor.model.acceptance import alpha_from_rate
+
+    if drafts <= 0 or draft_tokens <= 0 or accepted > draft_tokens:
+        return (0,), " (no per-position counters, and no drafts to take a mean from)"
+    k = max(1, math.ceil(draft_tokens / drafts))
+    alpha = alpha_from_rate(accepted / draft_tokens, k)
+    counts = tuple(min(round(drafts * alpha ** (i + 1)), drafts) for i in range(k))
+    return counts, (f" (no per-position counters: mean α {alpha:.3f} from {accepted}/{draft_tokens} accepted draft "
+                    f"tokens at k={k}, the mean draft length; per-position rates unknown, taken as geometric)")
 
 
 def _shown(sample) -> str:
