@@ -17,9 +17,9 @@ from advisor.model.speculative import Setup, request_times, tpot_speedup
 from advisor.model.truncation import alpha_for_tokens_per_step
 from advisor.scenario import Scenario
 from advisor.verdict import Check, checks, decide
-from advisor.vllm import MAX_SCHEDULE_BATCH
+from advisor.vllm import MAX_K, MAX_SCHEDULE_BATCH
 
-K_TABLE = 16  # the per-k table runs k = 0..16
+K_TABLE = MAX_K  # the per-k table runs k = 0..MAX_K: the k the advisor may choose are those --k accepts
 
 
 @dataclass(frozen=True, slots=True)

@@ -163,3 +163,15 @@ def test_25_4_tpot_speedup_compares_equal_concurrency_and_never_exceeds_k_plus_1
     assert a.throughput_speedup[1] < 1.0
     runs = a.concurrency >= 1
     assert (a.tpot_speedup[runs] <= a.ks[runs] + 1 + 1e-9).all()
+
+
+def test_25_6_the_longest_draft_chosen_is_the_longest_accepted():
+    # at α = 1 the best k is the table's last; --k accepted one more was a second limit (16 against 32)
+    from advisor.errors import InputError
+    from advisor.vllm import MAX_K
+
+    a = run(prompt_len=200, out_len=2000, method="ngram", acceptance=AcceptanceInput(alpha=1.0))
+    assert a.ks[-1] == MAX_K and a.best_k == MAX_K
+    assert run(prompt_len=200, out_len=2000, k=MAX_K).best_k == MAX_K
+    with pytest.raises(InputError, match=f"0..{MAX_K}"):
+        run(prompt_len=200, out_len=2000, k=MAX_K + 1)

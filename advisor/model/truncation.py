@@ -18,7 +18,7 @@ from advisor.model.acceptance import solve_partial_sum, survival, with_match_sha
 
 # Beyond this many tokens the expected step count grows by exactly 1/E per token (renewal theory: the overshoot
 # settles within a few multiples of k + 1 tokens for α < 1), so the exact recursion stops here. At α = 1, where X is
-# constant and steps = ceil(m / (k + 1)), stopping costs at most one step in m / (k + 1) ≥ 31 (k ≤ 32).
+# constant and steps = ceil(m / (k + 1)), stopping costs at most one step in m / (k + 1) ≥ 60 (k ≤ MAX_K = 16).
 EXACT_TOKENS = 1024
 
 

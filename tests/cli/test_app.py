@@ -49,7 +49,7 @@ def test_markdown_format():
     (["--prompt-len", "0"], "at least 1"),
     (["--out-len", "-5"], "at least 1"),
     (["--alpha", "1.5"], "--alpha must be in [0, 1]"),
-    (["--k", "33"], "--k must be in 0..32"),
+    (["--k", "17"], "--k must be in 0..16"),
     (["--gpu", "h1000"], "did you mean"),
     (["--target", "llama-3.1-8b-instrct"], "did you mean"),
     (["--draft", "llama-3.1-70b-instruct"], "not smaller than the target"),

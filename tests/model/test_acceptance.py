@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 from advisor.errors import InputError
 from advisor.model import acceptance as acc
 from advisor.model.speculative import walltime_improvement
+from advisor.vllm import MAX_K
 
 
 @pytest.mark.parametrize("alpha, gamma, expected", [(0.8, 5, 3.69), (0.9, 10, 6.86), (0.6, 2, 1.96)])
@@ -23,14 +24,14 @@ def test_expected_tokens_edges():
     assert np.isclose(acc.expected_tokens(0.55, 6), sum(0.55**i for i in range(7)))
 
 
-@given(st.floats(0.0, 1.0), st.integers(1, 32))
+@given(st.floats(0.0, 1.0), st.integers(1, MAX_K))
 def test_rate_roundtrip(alpha, k):
     rate = float(acc.acceptance_rate(alpha, k))
     assert 0.0 <= rate <= 1.0
     assert acc.alpha_from_rate(rate, k) == pytest.approx(alpha, abs=1e-9)
 
 
-@given(st.floats(0.0, 1.0), st.integers(1, 32))
+@given(st.floats(0.0, 1.0), st.integers(1, MAX_K))
 def test_length_roundtrip(alpha, k):
     length = float(acc.expected_tokens(alpha, k))
     assert acc.alpha_from_length(length, k) == pytest.approx(alpha, abs=1e-9)
