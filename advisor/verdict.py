@@ -21,8 +21,10 @@ from advisor.scenario import Scenario
 ENABLE_THRESHOLD = 1.10  # a gain under 10% rarely pays for a second model's VRAM, moving parts and tail risk
 DECODE_SHARE_OK = 0.5  # below this, prefill dominates the request and caps what speculation can gain
 # Why a sliding-window model can hold more requests with n-gram or suffix speculation than without (issue 25):
+# vllm/config/vllm.py `VllmConfig.__post_init__` turns async scheduling off for them, which halves
+# `max_in_flight_tokens`, the room a sliding-window layer reserves per request (`memory.in_flight_tokens`).
 SYNC_WINDOW = ("more requests fit with speculation than without: vLLM turns async scheduling off for this method, "
-               "halving the in-flight tokens a sliding-window layer must hold room for (memory.in_flight_tokens)")
+               "halving the in-flight tokens a sliding-window layer must hold room for")
 VERDICTS = ("disable", "marginal", "enable")
 
 

@@ -266,3 +266,14 @@ def test_a_disable_names_the_k_it_may_choose_and_what_longer_unknown_drafts_woul
     assert f"k <= 1: the best reaches {e2e[1]:.2f}x" in first
     longer = max((k for k in e2e if k > 1), key=e2e.get)
     assert second.startswith(f"k={longer} would reach {e2e[longer]:.2f}x") and e2e[longer] > 1.0
+
+
+def test_25_6_the_vram_check_says_why_ngram_holds_more_requests_on_a_sliding_window_model():
+    s = build_scenario(target="gemma-3-27b-it", method="ngram", gpu="h100-sxm", prompt_len=30000, out_len=1000,
+                       batch=256)
+    a = advise(s)
+    assert a.memory.max_concurrency_spec > a.memory.max_concurrency_baseline
+    vram = next(c for c in a.checks if c.name == "vram")
+    assert "async scheduling off" in vram.detail
+    plain = advise(build_scenario(method="ngram", prompt_len=30000, out_len=1000, batch=256))  # no window: no note
+    assert "async scheduling" not in next(c for c in plain.checks if c.name == "vram").detail
