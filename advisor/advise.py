@@ -162,15 +162,21 @@ def schedule(setup: Setup, E: np.ndarray, context: float, ks: np.ndarray, max_ba
     return runs
 
 
+def running(s: Scenario, ks: np.ndarray) -> tuple[list[memory.MemoryBudget], np.ndarray]:
+    """Each k's memory budget, and the requests that run at once at each k ([0]: the baseline): min(batch, what
+    the KV cache holds, vLLM's scheduler limits: max_num_seqs and the token budget). 0 where nothing fits."""
+    budgets = [memory.budget_for(s.setup, s.hardware, int(k), prompt_len=s.prompt_len, out_len=s.out_len,
+                                 gpu_memory_utilization=s.gpu_memory_utilization) for k in ks]
+    conc = np.array([min(s.batch, b.max_concurrency_spec) for b in budgets], dtype=float)
+    conc[0] = min(s.batch, budgets[0].max_concurrency_baseline)
+    return budgets, np.minimum(conc, s.setup.max_running(ks))
+
+
 def advise(s: Scenario) -> Advice:
     setup, acc = s.setup, s.acceptance
     ks = np.arange(0, max(K_TABLE, s.k or 0) + 1)
     E = s.tokens_per_step(ks)
-    budgets = [memory.budget_for(setup, s.hardware, int(k), prompt_len=s.prompt_len, out_len=s.out_len,
-                                 gpu_memory_utilization=s.gpu_memory_utilization) for k in ks]
-    conc = np.array([min(s.batch, b.max_concurrency_spec) for b in budgets], dtype=float)
-    conc[0] = min(s.batch, budgets[0].max_concurrency_baseline)
-    conc = np.minimum(conc, setup.max_running(ks))  # vLLM's scheduler: max_num_seqs and the token budget
+    budgets, conc = running(s, ks)
     # a k whose pair holds not one request does not run: no speedup to speak of
     tpot, e2e, throughput = (np.where(conc >= 1, x, 0.0) for x in
                              at_concurrency(setup, E, ks, s.batch, conc[0], conc, s.prompt_len, s.out_len))
@@ -187,8 +193,8 @@ def advise(s: Scenario) -> Advice:
     limit = max(min(m.max_concurrency_spec, setup.target_cost.max_num_seqs), 1)
     evaluated = np.array([s.k]) if s.k is not None else choosable  # the k the ranges speak of
     ranges = paying_batches(setup, E, s.context, evaluated, limit) if s.decode_tokens >= 1 else []
-    running = int(max(conc[shown_k], 1))  # break-even where speculation runs, not at the batch asked for
-    breakeven = break_even_alpha(setup, running, s.context, choosable, s.decode_tokens)
+    at_once = int(max(conc[shown_k], 1))  # break-even where speculation runs, not at the batch asked for
+    breakeven = break_even_alpha(setup, at_once, s.context, choosable, s.decode_tokens)
     if conc[shown_k] < 1:  # speculation at the shown k does not fit: no break-even, no batch where it gains
         ranges, breakeven = [], None
     base = request_times(setup, 1.0, 0, max(conc[0], 1), s.prompt_len, s.out_len)
