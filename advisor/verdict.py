@@ -88,11 +88,11 @@ def checks(s: Scenario, m: MemoryBudget, break_even_alpha: float | None, ranges:
         pred = Check("predictability", False, f"{alpha}, but --out-len 1 has no decode step to speed up: its one "
                      "token comes from prefill")
     elif break_even_alpha is None:
-        pred = Check("predictability", False, f"{alpha}, but no α pays at {running} requests at once: drafting "
+        pred = Check("predictability", False, f"{alpha}, but no α pays with {running} running at once: drafting "
                      "and verification cost more than the tokens they could save")
     else:
         pred = Check("predictability", acc.low >= break_even_alpha,
-                     f"{alpha} vs break-even α {break_even_alpha:.2f} at {running} requests at once; source: "
+                     f"{alpha} vs break-even α {break_even_alpha:.2f} with {running} running at once; source: "
                      f"{acc.source}")
     # The draft fits when it runs at all and either costs no concurrency or still gains throughput despite it.
     vram_ok = fits and (conc[k] >= conc[0] or throughput >= 1.0)
@@ -109,7 +109,7 @@ def checks(s: Scenario, m: MemoryBudget, break_even_alpha: float | None, ranges:
     if fits:
         where = f"decoding gains at batches {_ranges(ranges)}" if ranges else "decoding gains at no batch"
         conc_check = Check("concurrency", any(lo <= running <= hi for lo, hi in ranges),
-                           f"batch {s.batch}, {running} run at once: {where} (of 1-{limit}: what memory and "
+                           f"batch {s.batch}, {running} running at once: {where} (of 1-{limit}: what memory and "
                            "max_num_seqs let run); outside them verification costs more than the accepted tokens save")
     else:
         conc_check = Check("concurrency", False, f"batch {s.batch}: {nothing}, so no request runs with it")

@@ -131,7 +131,7 @@ def test_25_2_the_concurrency_check_tests_the_requests_that_run():
     check = next(c for c in a.checks if c.name == "concurrency")
     inside = any(lo <= running <= hi for lo, hi in a.paying_batches)
     assert check.ok == inside and inside
-    assert f"{running} run at once" in check.detail
+    assert f"{running} running at once" in check.detail
 
 
 @pytest.mark.parametrize("kw", [dict(prompt_len=30000, out_len=500, gpu="rtx-4090"),

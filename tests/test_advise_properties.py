@@ -120,7 +120,7 @@ def test_advise_no_check_passes_where_nothing_runs_and_the_concurrency_check_tes
         assert at_once <= batch
         inside = any(lo <= at_once <= hi for lo, hi in a.paying_batches)
         assert next(c for c in a.checks if c.name == "concurrency").ok == inside
-        assert f"{at_once} run at once" in next(c for c in a.checks if c.name == "concurrency").detail
+        assert f"{at_once} running at once" in next(c for c in a.checks if c.name == "concurrency").detail
     # a row that does not fit says so, shows no speedup, and is never best
     for row in r.per_k:
         assert row.fits == (a.concurrency[row.k] >= 1) and row.concurrency == int(a.concurrency[row.k])

@@ -61,7 +61,7 @@ def _table_rows(r: Recommendation) -> list[tuple[bool, list[str]]]:
 def _table_note(r: Recommendation) -> str:
     """At which concurrency each column is taken."""
     c = r.concurrency
-    if c.baseline < 1:
+    if c.baseline < 1 or c.baseline == c.speculative == c.batch:  # nothing runs, or every column at the batch
         return ""
     return (f"TPOT: both sides at the requests speculation runs at that k; end to end and throughput: each side at "
             f"what it holds ({c.baseline} without speculation, {c.speculative} at k={r.best_k or 1}; batch {c.batch})")
