@@ -91,7 +91,10 @@ def text(r: Recommendation, colour: bool | None = None, width: int | None = None
     out += ["", line(list(COLUMNS)), line(["-" * w for w in widths])]
     out += [_paint(line(cells) + "  <- best", "bold", colour) if best else line(cells) for best, cells in rows]
     split = r.time_split
-    tpot = f"{split.tpot_baseline_ms:.2f}" + (f" -> {split.tpot_spec_ms:.2f}" if r.best_k and r.speedup.tpot else "")
+    c = r.concurrency
+    at = (f" ({c.baseline} running)", f" ({c.speculative} running)") if c.baseline != c.speculative else ("", "")
+    tpot = f"{split.tpot_baseline_ms:.2f}{at[0]}" + (f" -> {split.tpot_spec_ms:.2f}{at[1]}" if r.best_k and
+                                                    r.speedup.tpot else "")
     note = _table_note(r)
     out += ["", wrap(note)] if note else []
     out += ["", wrap(f"time split (baseline): prefill {split.prefill_s:.3f} s + decode {split.decode_baseline_s:.3f} s; "
