@@ -157,7 +157,7 @@ def test_12_inputs_vllm_would_refuse_are_refused(args, words, capsys):
 
 
 def test_12_the_paste_is_what_was_evaluated():
-    off = recommend("--prompt-len", "100", "--out-len", "100", "--k", "16")
+    off = recommend("--prompt-len", "100", "--out-len", "100", "--k", "16", "--alpha", "0.2")
     assert off["verdict"] == "disable" and off["vllm"]["speculative_config"] == {}
     measured = recommend("--prompt-len", "200", "--out-len", "2000", "--batch", "8", "--method", "ngram",
                          "--acceptance-per-pos", "0.9,0.8,0.7")

@@ -23,6 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from advisor.errors import InputError
 from advisor.measured.counts import Counts
+from advisor.model.acceptance import alpha_from_rate
 
 PREFIX = "vllm:spec_decode_"
 DRAFTS, DRAFT_TOKENS, ACCEPTED, PER_POS = (PREFIX + n for n in (
@@ -116,8 +117,6 @@ def _geometric_positions(drafts: int, draft_tokens: int, accepted: int) -> tuple
     """Per-position counts for a scrape without vLLM's per-position counters (and what to say about them): k is
     the mean draft length rounded up (exact when every draft is full, as a model drafter's are), α the mean the
     accepted/drafted rate implies at that k, and position i credited drafts·α^(i+1): i.i.d. acceptance, assumed."""
-    from advisor.model.acceptance import alpha_from_rate
-
     if drafts <= 0 or draft_tokens <= 0 or accepted > draft_tokens:
         return (0,), " (no per-position counters, and no drafts to take a mean from)"
     k = max(1, math.ceil(draft_tokens / drafts))
