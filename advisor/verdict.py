@@ -54,6 +54,11 @@ def _ranges(ranges: list[tuple[int, int]]) -> str:
 def binding(s: Scenario, conc: np.ndarray, k: int) -> str:
     """What memory (or vLLM's scheduler limits) does to the user's batch, in words; empty when both sides hold it."""
     base, spec = int(conc[0]), int(conc[k])
+    if base < 1:
+        return "memory binds: not one request fits, even without speculation"
+    if spec < 1:
+        return (f"memory binds: {base} of the batch's {s.batch} requests fit at once without speculation, not one "
+                f"with k={k}")
     cap = s.setup.max_running(np.array([0, k]))
     if (base < s.batch and base >= cap[0]) or (base >= s.batch > spec >= cap[1]):
         c = s.setup.target_cost
@@ -103,7 +108,7 @@ def checks(s: Scenario, m: MemoryBudget, break_even_alpha: float | None, ranges:
         f"-> {m.max_concurrency_spec} with speculation (batch {s.batch})")
     if m.max_concurrency_spec > m.max_concurrency_baseline and m.fits:
         vram_detail += f"; {SYNC_WINDOW}"
-    bound = binding(s, conc, k) if m.fits else ""
+    bound = binding(s, conc, k) if fits else ""  # where nothing runs, m.reason() above already says why
     if bound:
         vram_detail += f"; {bound}"
     if fits:
