@@ -25,6 +25,7 @@ from advisor.profiles.calibrated import costs_for
 from advisor.profiles.catalog import load_hardware, load_model, names, slug
 from advisor.profiles.localgpu import resolve_gpu
 from advisor.scenario import Scenario
+from advisor.vllm import check_scheduler
 
 DEFAULT_TARGET = "llama-3.1-8b-instruct"
 DEFAULT_GPU = "rtx-pro-6000-blackwell"
@@ -211,12 +212,8 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
     target_cost, draft_cost, source = engine_costs(hw, target_spec, draft_spec, calibration, target_dtype,
                                                    max_num_seqs, max_num_batched_tokens, tp=num_gpus,
                                                    draft_weight_dtype=draft_dtype, kv_cache_dtype=kv_cache_dtype)
-    if target_cost.max_num_batched_tokens < target_cost.max_num_seqs:
-        # vllm/config/scheduler.py `SchedulerConfig.verify_max_model_len` refuses this at start-up
-        raise InputError(f"--max-num-batched-tokens {target_cost.max_num_batched_tokens} is below max_num_seqs "
-                         f"{target_cost.max_num_seqs}" + ("" if max_num_seqs is not None else f" (vLLM's default on "
-                         f"{hw.name})") + ": vLLM refuses to start (max_num_batched_tokens must be >= max_num_seqs);"
-                         " raise it or lower --max-num-seqs")
+    check_scheduler(target_cost.max_num_seqs, target_cost.max_num_batched_tokens,
+                    "" if max_num_seqs is not None else hw.name)
     setup = Setup(target=target_spec, target_cost=target_cost, method=method, draft=draft_spec,
                   draft_cost=draft_cost, tp=num_gpus, cost_ratio=cost_ratio, draft_share=acc.match_share)
     if cost_ratio is not None:

@@ -67,6 +67,16 @@ def check_k(k: int, flag: str = "--k", lowest: int = 1) -> None:
         raise InputError(f"{flag} must be in {lowest}..{MAX_K}, got {k}")
 
 
+def check_scheduler(max_num_seqs: int, max_num_batched_tokens: int, defaults_of: str = "") -> None:
+    """One line where vLLM refuses to start: max_num_batched_tokens below max_num_seqs (vllm/config/scheduler.py
+    `SchedulerConfig.verify_max_model_len`). `defaults_of` names the device whose default max_num_seqs it is."""
+    if max_num_batched_tokens < max_num_seqs:
+        default = f" (vLLM's default on {defaults_of})" if defaults_of else ""
+        raise InputError(f"--max-num-batched-tokens {max_num_batched_tokens} is below max_num_seqs {max_num_seqs}"
+                         f"{default}: vLLM refuses to start (max_num_batched_tokens must be >= max_num_seqs); raise it "
+                         "or lower --max-num-seqs")
+
+
 def lookahead_slots(method: str, k: int) -> int:
     """KV slots each running sequence holds past its own tokens at draft length k: the k draft tokens the target
     verifies (scheduled with it: `Request.num_tokens_with_spec`), plus the slots where a drafter that keeps a KV
