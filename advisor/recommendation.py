@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from advisor.advise import Advice, times_at
+from advisor.confidence import narrowing
 from advisor.model.enginecost import is_cpu
 from advisor.verdict import binding
 from advisor.vllm import batch_defaults, serve_command, speculative_config
@@ -42,6 +43,12 @@ class PerK(_Closed):
     tpot_speedup: float  # as Speedup.tpot, at this k
     e2e_speedup: float  # as Speedup.e2e_latency, at this k
     throughput_speedup: float  # as Speedup.throughput, at this k
+    tpot_low: float  # low end of tpot_speedup's 80% interval (acceptance range and cost model's error combined)
+    tpot_high: float  # ... its high end
+    e2e_low: float  # low end of e2e_speedup's 80% interval
+    e2e_high: float  # ... its high end
+    throughput_low: float  # low end of throughput_speedup's 80% interval
+    throughput_high: float  # ... its high end
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,13 +105,36 @@ class Vllm(_Closed):
 
 
 @dataclass(frozen=True, slots=True)
-class Interval(_Closed):
-    """The end-to-end speedup at best_k over the acceptance range."""
+class Band(_Closed):
+    """One metric at best_k: its central estimate and the interval of the given level around it."""
 
-    e2e_low: float  # e2e speedup at best k at the low end of the acceptance range
+    point: float  # the central estimate (acceptance at its estimate, costs as predicted)
+    low: float  # low end of the interval
+    high: float  # high end of the interval
+
+
+@dataclass(frozen=True, slots=True)
+class Interval(_Closed):
+    """How sure: the speedups at best_k over the acceptance range alone (e2e_low/e2e_high), and the 80% intervals
+    that combine it with the cost model's own error (advisor/model/uncertainty.py); the verdict reads e2e.low."""
+
+    e2e_low: float  # e2e speedup at best k at the low end of the acceptance range (acceptance alone)
     e2e_high: float  # ... at its high end
     alpha_low: float  # low end of the acceptance range
     alpha_high: float  # high end of the acceptance range
+    level: float  # the intervals' coverage (0.8)
+    tpot: Band  # TPOT speedup at best k
+    e2e: Band  # end-to-end speedup at best k: ENABLE needs e2e.low >= 1.10
+    throughput: Band  # throughput speedup at best k
+    break_even_alpha_low: float | None  # break-even α where the costs err in speculation's favour (None: none)
+    break_even_alpha_high: float | None  # ... and against it
+    critical_batch_low: int | None  # critical_batch at the interval's low end (as critical_batch)
+    critical_batch_high: int | None  # ... at its high end
+    sources: tuple[str, ...]  # what the intervals combine: the acceptance's source, the cost error's source
+    sigma_acceptance: float  # spread of log e2e speedup from the acceptance (the wider side)
+    sigma_cost: float  # spread of log e2e speedup from the cost model
+    dominant: str  # acceptance | cost model: the wider term at best k
+    narrow: str  # what would narrow the interval most, ranked; empty when it has no width
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,11 +206,13 @@ def from_advice(a: Advice) -> Recommendation:
         schema_version=SCHEMA_VERSION, verdict=a.verdict, reasons=tuple(a.reasons), best_k=k,
         speedup=Speedup(tpot=a.at_best(a.tpot_speedup), e2e_latency=a.at_best(a.e2e_speedup),
                         throughput=a.at_best(a.throughput_speedup)),
-        interval=Interval(e2e_low=float(min(a.e2e_range)), e2e_high=float(max(a.e2e_range)),
-                          alpha_low=float(acc.low), alpha_high=float(acc.high)),
+        interval=_interval(a),
         per_k=tuple(PerK(k=int(kk), expected_tokens_per_step=float(a.tokens_per_step[i]),
                          tpot_speedup=float(a.tpot_speedup[i]), e2e_speedup=float(a.e2e_speedup[i]),
-                         throughput_speedup=float(a.throughput_speedup[i])) for i, kk in enumerate(a.ks)),
+                         throughput_speedup=float(a.throughput_speedup[i]),
+                         **{f"{name}_{end}": float(getattr(getattr(a.bands, name), end)[i])
+                            for name in ("tpot", "e2e", "throughput") for end in ("low", "high")})
+                    for i, kk in enumerate(a.ks)),
         break_even_alpha=_maybe(float, a.break_even_alpha), critical_batch=_maybe(int, a.critical_batch),
         memory=_memory(a), time_split=_time_split(a),
         checks=tuple(CheckOut(name=c.name, ok=bool(c.ok), detail=c.detail) for c in a.checks),
@@ -188,6 +220,23 @@ def from_advice(a: Advice) -> Recommendation:
         paying_batches=tuple((int(lo), int(hi)) for lo, hi in a.paying_batches),
         concurrency=Concurrency(batch=int(a.scenario.batch), baseline=int(a.concurrency[0]),
                                 speculative=int(a.concurrency[k or 1]), binds=binding(a.scenario, a.concurrency, k or 1)))
+
+
+def _interval(a: Advice) -> Interval:
+    acc, k, b = a.scenario.acceptance, a.best_k or 1, a.bands
+    err = a.scenario.cost_error
+    band = lambda x: Band(point=float(x.point[k]), low=float(x.low[k]), high=float(x.high[k]))  # noqa: E731
+    ends = a.critical_range
+    return Interval(
+        e2e_low=float(min(a.e2e_range)), e2e_high=float(max(a.e2e_range)), alpha_low=float(acc.low),
+        alpha_high=float(acc.high), level=float(b.level), tpot=band(b.tpot), e2e=band(b.e2e),
+        throughput=band(b.throughput), break_even_alpha_low=_maybe(float, a.break_even_range[0]),
+        break_even_alpha_high=_maybe(float, a.break_even_range[1]), critical_batch_low=_maybe(int, ends[0]),
+        critical_batch_high=_maybe(int, ends[1]),
+        sources=(f"acceptance: {acc.source}", f"cost: {err.source if err else 'taken as exact'}"),
+        sigma_acceptance=float(b.e2e.sigma_acceptance[k]), sigma_cost=float(b.e2e.sigma_cost[k]),
+        dominant=str(b.e2e.dominant[k]) if float(b.e2e.high[k] - b.e2e.low[k]) > 0 else "",
+        narrow=narrowing(b.e2e, k))
 
 
 def _memory(a: Advice) -> Memory:

@@ -24,6 +24,7 @@ from advisor.model.speculative import Setup
 from advisor.profiles.calibrated import costs_for
 from advisor.profiles.catalog import load_hardware, load_model, names, slug
 from advisor.profiles.localgpu import resolve_gpu
+from advisor.profiles.model_error import for_costs
 from advisor.scenario import Scenario
 
 DEFAULT_TARGET = "llama-3.1-8b-instruct"
@@ -212,7 +213,7 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
         source += f"; draft/target step ratio overridden to {cost_ratio:g}"
     return Scenario(setup=setup, hardware=hw, acceptance=acc, prompt_len=prompt_len, out_len=out_len, batch=batch,
                     temperature=temperature, k=k, gpu_memory_utilization=gpu_memory_utilization, cost_source=source,
-                    k_limit=k_limit)
+                    k_limit=k_limit, cost_error=for_costs(calibration, target_spec, draft_spec, hw, num_gpus))
 
 
 def checkpoint_of(spec: ModelSpec) -> CheckpointQuantization | None:
