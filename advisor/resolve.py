@@ -24,7 +24,7 @@ from advisor.model.speculative import Setup
 from advisor.profiles.calibrated import costs_for
 from advisor.profiles.catalog import load_hardware, load_model, names, slug
 from advisor.profiles.localgpu import resolve_gpu
-from advisor.profiles.model_error import for_costs
+from advisor.profiles.model_error import DATASHEET, for_costs
 from advisor.scenario import Scenario
 
 DEFAULT_TARGET = "llama-3.1-8b-instruct"
@@ -228,10 +228,10 @@ def engine_costs(hw: Hardware, target: ModelSpec, draft: ModelSpec | None, calib
                  max_num_batched_tokens: int | None = None, tp: int = 1, *, draft_weight_dtype: str = "bf16",
                  kv_cache_dtype: str = "auto") -> tuple[EngineCost, EngineCost | None, str]:
     """Measured costs when a calibration applies (given, or found in profiles/calibrations: the one measured at
-    `tp` GPUs, else the nearest), else the datasheet's; either under vLLM's limits on `hw` (its device-class
+    `tp` GPUs, else the nearest), else (or with --calibration datasheet) the datasheet's; either under vLLM's limits on `hw` (its device-class
     defaults, or the flags' values), with the served --kv-cache-dtype. Each model's costs take its own weight
     format: vLLM loads a draft as its own config.json says unless the speculative config quantizes it."""
-    found = costs_for(calibration, target, draft, hw, tp)
+    found = None if calibration == DATASHEET else costs_for(calibration, target, draft, hw, tp)
     if found is not None:
         cost, draft_cost, source = found
         return (replace(cost.for_hardware(hw, max_num_seqs, max_num_batched_tokens), kv_cache_dtype=kv_cache_dtype),

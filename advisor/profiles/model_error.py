@@ -16,6 +16,7 @@ from advisor.profiles.catalog import profiles_dir
 
 KIND = "specadvisor-model-error"
 FILE = "model-error.json"
+DATASHEET = "datasheet"  # --calibration datasheet: the datasheet costs even where a calibration would apply
 
 
 @cache
@@ -49,5 +50,7 @@ def for_costs(calibration: str | None, target: ModelSpec, draft: ModelSpec | Non
               tp: int) -> CostError:
     """The error of the costs `resolve.engine_costs` chose: the calibration's (given, or found as it finds one),
     else the datasheet's."""
+    if calibration == DATASHEET:
+        return datasheet()
     path = calibration or find(target, draft, hw, tp)
     return from_calibration(path) if path is not None else datasheet()
