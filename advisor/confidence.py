@@ -34,21 +34,27 @@ class Bands:
     level: float = LEVEL
 
 
-def cost_sigmas(s: Scenario, E: np.ndarray, ks: np.ndarray, conc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def cost_sigmas(s: Scenario, E: np.ndarray, ks: np.ndarray, conc: np.ndarray, prompt_len=None,
+                out_len=None) -> tuple[np.ndarray, np.ndarray]:
     """(σ_c on the TPOT speedup, σ_c on the end-to-end one) per k, each side at its concurrency: the target's
     regime at k's batched tokens, the drafter's share of the iteration, the verify step over a decode step, and end
-    to end only the decode share of the speculative request's time. Zeros without a cost error, and at k = 0 (no speculation, nothing to err)."""
+    to end only the decode share of the speculative request's time. Zeros without a cost error, and at k = 0 (no
+    speculation, nothing to err). `prompt_len`, `out_len` (default: the scenario's) broadcast with `conc` and `E`
+    (the length map's grid)."""
     err = s.cost_error
     if err is None:
-        return np.zeros(len(ks)), np.zeros(len(ks))
+        return np.zeros(np.shape(conc)), np.zeros(np.shape(conc))
+    prompt_len = s.prompt_len if prompt_len is None else np.asarray(prompt_len, dtype=float)
+    out_len = s.out_len if out_len is None else np.asarray(out_len, dtype=float)
+    context = prompt_len + out_len / 2.0
     setup, n = s.setup, np.maximum(conc, 1.0)
     c = setup.target_cost
-    share = (setup.draft_time(ks, n, s.context) + setup.bookkeeping(n)) / setup.iteration_time(ks, n, s.context)
-    verify = step_time(setup.target, c, n, ks + 1.0, s.context, setup.tp) / setup.decode_step(n, s.context)
+    share = (setup.draft_time(ks, n, context) + setup.bookkeeping(n)) / setup.iteration_time(ks, n, context)
+    verify = step_time(setup.target, c, n, ks + 1.0, context, setup.tp) / setup.decode_step(n, context)
     ridge = ridge_tokens(c.flops, c.bandwidth, bytes_per_weight(c.weight_dtype))
-    st = target_sigma(err, setup.target.num_experts > 1, s.context, n * (ks + 1.0), ridge)
+    st = target_sigma(err, setup.target.num_experts > 1, context, n * (ks + 1.0), ridge)
     sigma = np.where(ks > 0, cost_sigma(err, st, share, verify), 0.0)
-    t = request_times(setup, E, ks, n, s.prompt_len, s.out_len)
+    t = request_times(setup, E, ks, n, prompt_len, out_len)
     return sigma, sigma * t.decode_spec / np.maximum(t.e2e_spec, 1e-30)
 
 

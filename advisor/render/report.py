@@ -17,7 +17,7 @@ from advisor.render.wrap import paragraph, shell_command, terminal_width
 TABLE_KS = 8  # the per-k table shows k = 0..8 plus the best k; JSON has all of them
 ANSI = {"green": "32", "yellow": "33", "red": "31", "bold": "1"}
 VERDICT_COLOUR = {"enable": "green", "marginal": "yellow", "disable": "red"}
-COLUMNS = ("k", "tokens/step", "TPOT speedup", "e2e speedup", "e2e 80% interval", "throughput speedup")
+COLUMNS = ("k", "tokens/step", "TPOT speedup", "e2e speedup", "e2e 80% range", "throughput")
 
 
 def _paint(text: str, colour: str, on: bool) -> str:
