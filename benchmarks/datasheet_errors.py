@@ -1,8 +1,11 @@
 """The datasheet cost model's own error, by regime, as data: profiles/model-error.json (what `recommend` widens its
 intervals by), and the coverage of its 80% interval over the published rows.
 
-    python benchmarks/datasheet_errors.py            # fit + leave-one-source-out (datasheet_fit.py), write the file
+    python benchmarks/datasheet_errors.py            # fit + LOSO (datasheet_fit.py); write the file and the
+                                                     # coverage section of docs/datasheet-fit.md
     python benchmarks/datasheet_errors.py --print    # the same, printed only
+
+Run it after benchmarks/datasheet_fit.py (which rewrites docs/datasheet-fit.md without this section).
 
 Every row of ../shared/reference/gpu-measurements.md the model expresses (`datasheet_fit.rows`) is predicted by a
 fit that never saw its source (leave-one-source-out, LOSO); its residual is r = log(published / predicted) (for a
@@ -130,6 +133,8 @@ def compute() -> dict:
                 "prediction, from its leave-one-source-out residuals over ../shared/reference/gpu-measurements.md",
         "level": LEVEL, "long_context_tokens": LONG_CONTEXT, "compute_bound_ridge_share": COMPUTE_BOUND,
         "regimes": per_regime,
+        "source_median_abs_error": {s: round(float(np.median(np.abs(np.expm1(r[sources == s])))), 4)
+                                    for s in sorted(set(sources))},
         "coverage": {"level": LEVEL, "rows": len(table), "inside": int(inside.sum()),
                      "fraction": round(float(inside.mean()), 3),
                      "training_rows": int(train.sum()), "training_inside": int(inside[train].sum()),
@@ -144,16 +149,60 @@ def compute() -> dict:
     }
 
 
+SECTION = "## How sure: the 80% interval (benchmarks/datasheet_errors.py)"
+
+
+def section(d: dict) -> str:
+    """The coverage section of docs/datasheet-fit.md, from the error file's content."""
+    c = d["coverage"]
+    lines = [SECTION, "",
+             "`recommend` widens every speedup by the cost model's own error: per regime, the log-normal spread of the "
+             "leave-one-source-out residuals above (`profiles/model-error.json`, written by "
+             "`python benchmarks/datasheet_errors.py`; a calibration's held-out error replaces it). A regime's "
+             "spread is the 80% quantile of |log(published / LOSO)| (Weibull plotting position) over z80 = 1.2816; "
+             f"under {MIN_ROWS} rows, the pooled vLLM rows'. coverage = published values inside LOSO x exp(±z80 σ).", "",
+             "| regime | rows | median abs LOSO error | σ (log) | 80% interval | coverage | coverage, σ without the "
+             "row's source |", "|---|---|---|---|---|---|---|"]
+    for name, r in d["regimes"].items():
+        med = f"{r['median_abs_error']:.1%}" if r["median_abs_error"] is not None else "-"
+        cov = lambda x: f"{x:.0%}" if x is not None else "-"  # noqa: E731
+        pooled = " (pooled)" if r["pooled"] else ""
+        lines.append(f"| {name}{pooled} | {r['rows']} | {med} | {r['sigma_log']:.3f} | "
+                     f"×/÷ {np.exp(Z80 * r['sigma_log']):.2f} | {cov(r['coverage'])} | {cov(r['coverage_source_out'])} |")
+    lines += ["", f"Coverage of the 80% interval: **{c['training_inside']}/{c['training_rows']} = "
+              f"{c['training_fraction']:.0%} of the training (vLLM V1) rows**, {c['inside']}/{c['rows']} = "
+              f"{c['fraction']:.0%} of all rows. The stricter check, each row's σ estimated without its own source's "
+              f"rows, covers {c['source_out_training_fraction']:.0%} of the training rows ({c['source_out_fraction']:.0%}"
+              " of all): the sources' errors differ more than the rows within a source do (median LOSO miss by "
+              "source: " + ", ".join(f"{s} {e:.0%}" for s, e in d["source_median_abs_error"].items()) + "), so "
+              "with three vLLM sources to learn from, the spread itself is uncertain by about that much."]
+    return "\n".join(lines) + "\n"
+
+
+def with_section(doc: str, d: dict) -> str:
+    """docs/datasheet-fit.md with the coverage section after the Summary table (replaced if there)."""
+    if SECTION in doc:
+        head, rest = doc.split(SECTION, 1)
+        tail = rest[rest.find("\n## "):] if "\n## " in rest else ""
+        doc = head.rstrip("\n") + "\n" + tail
+    marker = "\n## Parameters"
+    head, tail = doc.split(marker, 1) if marker in doc else (doc, None)
+    out = head.rstrip("\n") + "\n\n" + section(d)
+    return out + (marker + tail if tail is not None else "")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--print", action="store_true", help="print the file instead of writing it")
     args = ap.parse_args(argv)
-    text = json.dumps(compute(), indent=1) + "\n"
+    d = compute()
+    text = json.dumps(d, indent=1) + "\n"
     if args.print:
-        print(text)
+        print(text + "\n" + section(d))
     else:
         write_atomic(OUT, text)
-        print(f"wrote {OUT.relative_to(ROOT)}")
+        write_atomic(df.DOC, with_section(df.DOC.read_text(), d))
+        print(f"wrote {OUT.relative_to(ROOT)} and the coverage section of {df.DOC.relative_to(ROOT)}")
     return 0
 
 
