@@ -102,17 +102,19 @@ def at_concurrency(setup: Setup, E, ks, batch, conc_base, conc_spec, prompt_len,
 
 
 def break_even_alpha(setup: Setup, batch: int, context: float, ks: np.ndarray, decode_tokens: int,
-                     scale: float = 1.0) -> float | None:
-    """Smallest α at which some k ≥ 1 decodes faster than no speculation. Speedup = E·t_decode/t_iter(k), and
-    t_iter does not depend on α, so per k the break-even solves tokens per step (over the request's decode
-    tokens) = t_iter/t_decode exactly. None when no α pays, or when there is no decode (one output token)."""
+                     scales=(1.0,)) -> list[float | None]:
+    """Smallest α at which some k ≥ 1 decodes faster than no speculation, one per entry of `scales` (a factor on
+    the predicted speedup: the cost model's error at an end of its interval; 1: as predicted). Speedup =
+    E·t_decode/t_iter(k), and t_iter does not depend on α, so per k the break-even solves tokens per step (over the
+    request's decode tokens) = t_iter/(scale·t_decode) exactly, all scales in one vectorised solve. None where no α
+    pays, or when there is no decode (one output token)."""
     ks = ks[ks > 0].astype(float)
     if decode_tokens < 1 or ks.size == 0:
-        return None
-    # E that breaks even; `scale` multiplies the predicted speedup (the cost model's error at an end of its interval)
-    needed = setup.iteration_time(ks, batch, context) / (scale * setup.decode_step(batch, context))
-    alphas = alpha_for_tokens_per_step(needed, ks, decode_tokens)  # NaN where not even α = 1 reaches it
-    return None if np.isnan(alphas).all() else float(np.nanmin(alphas))
+        return [None] * len(scales)
+    ratio = setup.iteration_time(ks, batch, context) / setup.decode_step(batch, context)
+    needed = ratio[None, :] / np.asarray(scales, dtype=float)[:, None]  # E that breaks even, per scale and k
+    alphas = alpha_for_tokens_per_step(needed, ks[None, :], decode_tokens)  # NaN where not even α = 1 reaches it
+    return [None if np.isnan(row).all() else float(np.nanmin(row)) for row in alphas]
 
 
 def _decode_gain(setup: Setup, E: np.ndarray, batches: np.ndarray, context: float, ks: np.ndarray,
@@ -194,14 +196,13 @@ def advise(s: Scenario) -> Advice:
     limit = min(max(m.max_concurrency_spec, s.batch), setup.target_cost.max_num_seqs)  # vLLM runs no more
     evaluated = np.array([s.k]) if s.k is not None else choosable  # the k the ranges speak of
     ranges = paying_batches(setup, E, s.context, evaluated, limit) if s.decode_tokens >= 1 else []
-    breakeven = break_even_alpha(setup, s.batch, s.context, choosable, s.decode_tokens)
     worse, better = (float(f) for f in cost_factors(b.sigma_cost[shown_k]))
+    breakeven, *breakeven_ends = break_even_alpha(setup, s.batch, s.context, choosable, s.decode_tokens,
+                                                  (1.0, better, worse))
     share = (float(b.tpot.low[shown_k] / b.tpot.point[shown_k]), float(b.tpot.high[shown_k] / b.tpot.point[shown_k])) \
         if b.tpot.point[shown_k] > 0 else (1.0, 1.0)
     paying_ends = tuple(paying_batches(setup, E, s.context, evaluated, limit, f) if s.decode_tokens >= 1 else []
                         for f in share)
-    breakeven_ends = tuple(break_even_alpha(setup, s.batch, s.context, choosable, s.decode_tokens, f)
-                           for f in (better, worse))
     base = request_times(setup, 1.0, 0, max(conc[0], 1), s.prompt_len, s.out_len)
     prefill_fraction = float(base.prefill / base.e2e_baseline)
     verdict, reasons = decide(s, m, best_k, e2e, float(b.e2e.low[shown_k]), float(throughput[best_k]), conc,
@@ -214,7 +215,7 @@ def advise(s: Scenario) -> Advice:
         concurrency=conc, best_k=best_k, e2e_range=low_high, break_even_alpha=breakeven, paying_batches=ranges,
         critical_batch=critical_batch(ranges, limit), memory=m, prefill_fraction=prefill_fraction, schedule=pasted,
         checks=checks(s, m, breakeven, ranges, prefill_fraction, conc, best_k, float(throughput[shown_k])),
-        verdict=verdict, reasons=reasons, bands=b, break_even_range=breakeven_ends, paying_range=paying_ends,
+        verdict=verdict, reasons=reasons, bands=b, break_even_range=tuple(breakeven_ends), paying_range=paying_ends,
         critical_range=tuple(critical_batch(r, limit) for r in paying_ends),
     )
 
