@@ -10,19 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from advisor.advise import Advice, times_at
-from advisor.confidence import narrowing
 from advisor.model.enginecost import is_cpu
+from advisor.recommendation_interval import Closed as _Closed
+from advisor.recommendation_interval import Interval, interval_of, optional
 from advisor.verdict import binding
 from advisor.vllm import batch_defaults, serve_command, speculative_config
 
 SCHEMA_VERSION = 1
-
-
-class _Closed:
-    """Base of every part: JSON validation (pydantic reads this) refuses keys a part does not declare."""
-
-    __slots__ = ()
-    __pydantic_config__ = {"extra": "forbid"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,39 +99,6 @@ class Vllm(_Closed):
 
 
 @dataclass(frozen=True, slots=True)
-class Band(_Closed):
-    """One metric at best_k: its central estimate and the interval of the given level around it."""
-
-    point: float  # the central estimate (acceptance at its estimate, costs as predicted)
-    low: float  # low end of the interval
-    high: float  # high end of the interval
-
-
-@dataclass(frozen=True, slots=True)
-class Interval(_Closed):
-    """How sure: the speedups at best_k over the acceptance range alone (e2e_low/e2e_high), and the 80% intervals
-    that combine it with the cost model's own error (advisor/model/uncertainty.py); the verdict reads e2e.low."""
-
-    e2e_low: float  # e2e speedup at best k at the low end of the acceptance range (acceptance alone)
-    e2e_high: float  # ... at its high end
-    alpha_low: float  # low end of the acceptance range
-    alpha_high: float  # high end of the acceptance range
-    level: float  # the intervals' coverage (0.8)
-    tpot: Band  # TPOT speedup at best k
-    e2e: Band  # end-to-end speedup at best k: ENABLE needs e2e.low >= 1.10
-    throughput: Band  # throughput speedup at best k
-    break_even_alpha_low: float | None  # break-even α where the costs err in speculation's favour (None: none)
-    break_even_alpha_high: float | None  # ... and against it
-    critical_batch_low: int | None  # critical_batch at the interval's low end (as critical_batch)
-    critical_batch_high: int | None  # ... at its high end
-    sources: tuple[str, ...]  # what the intervals combine: the acceptance's source, the cost error's source
-    sigma_acceptance: float  # spread of log e2e speedup from the acceptance (the wider side)
-    sigma_cost: float  # spread of log e2e speedup from the cost model
-    dominant: str  # acceptance | cost model: the wider term at best k
-    narrow: str  # what would narrow the interval most, ranked; empty when it has no width
-
-
-@dataclass(frozen=True, slots=True)
 class Inputs(_Closed):
     """The resolved inputs."""
 
@@ -195,10 +156,6 @@ def _gb(nbytes: float) -> float:
     return round(float(nbytes) / 1e9, 3)
 
 
-def _maybe(kind, value):
-    return None if value is None else kind(value)
-
-
 def from_advice(a: Advice) -> Recommendation:
     """The recommendation for an Advice: its numbers as plain Python values, and the vLLM flags at its best k."""
     acc, k = a.scenario.acceptance, int(a.best_k)
@@ -206,37 +163,20 @@ def from_advice(a: Advice) -> Recommendation:
         schema_version=SCHEMA_VERSION, verdict=a.verdict, reasons=tuple(a.reasons), best_k=k,
         speedup=Speedup(tpot=a.at_best(a.tpot_speedup), e2e_latency=a.at_best(a.e2e_speedup),
                         throughput=a.at_best(a.throughput_speedup)),
-        interval=_interval(a),
+        interval=interval_of(a),
         per_k=tuple(PerK(k=int(kk), expected_tokens_per_step=float(a.tokens_per_step[i]),
                          tpot_speedup=float(a.tpot_speedup[i]), e2e_speedup=float(a.e2e_speedup[i]),
                          throughput_speedup=float(a.throughput_speedup[i]),
                          **{f"{name}_{end}": float(getattr(getattr(a.bands, name), end)[i])
                             for name in ("tpot", "e2e", "throughput") for end in ("low", "high")})
                     for i, kk in enumerate(a.ks)),
-        break_even_alpha=_maybe(float, a.break_even_alpha), critical_batch=_maybe(int, a.critical_batch),
+        break_even_alpha=optional(float, a.break_even_alpha), critical_batch=optional(int, a.critical_batch),
         memory=_memory(a), time_split=_time_split(a),
         checks=tuple(CheckOut(name=c.name, ok=bool(c.ok), detail=c.detail) for c in a.checks),
         vllm=_vllm(a), cost_source=a.scenario.cost_source, inputs=_inputs(a),
         paying_batches=tuple((int(lo), int(hi)) for lo, hi in a.paying_batches),
         concurrency=Concurrency(batch=int(a.scenario.batch), baseline=int(a.concurrency[0]),
                                 speculative=int(a.concurrency[k or 1]), binds=binding(a.scenario, a.concurrency, k or 1)))
-
-
-def _interval(a: Advice) -> Interval:
-    acc, k, b = a.scenario.acceptance, a.best_k or 1, a.bands
-    err = a.scenario.cost_error
-    band = lambda x: Band(point=float(x.point[k]), low=float(x.low[k]), high=float(x.high[k]))  # noqa: E731
-    ends = a.critical_range
-    return Interval(
-        e2e_low=float(min(a.e2e_range)), e2e_high=float(max(a.e2e_range)), alpha_low=float(acc.low),
-        alpha_high=float(acc.high), level=float(b.level), tpot=band(b.tpot), e2e=band(b.e2e),
-        throughput=band(b.throughput), break_even_alpha_low=_maybe(float, a.break_even_range[0]),
-        break_even_alpha_high=_maybe(float, a.break_even_range[1]), critical_batch_low=_maybe(int, ends[0]),
-        critical_batch_high=_maybe(int, ends[1]),
-        sources=(f"acceptance: {acc.source}", f"cost: {err.source if err else 'taken as exact'}"),
-        sigma_acceptance=float(b.e2e.sigma_acceptance[k]), sigma_cost=float(b.e2e.sigma_cost[k]),
-        dominant=str(b.e2e.dominant[k]) if float(b.e2e.high[k] - b.e2e.low[k]) > 0 else "",
-        narrow=narrowing(b.e2e, k))
 
 
 def _memory(a: Advice) -> Memory:
@@ -281,6 +221,6 @@ def _inputs(a: Advice) -> Inputs:
     return Inputs(
         target=setup.target.name, draft=setup.draft.name if setup.draft else None, method=setup.method,
         gpu=s.hardware.name, num_gpus=int(setup.tp), batch=int(s.batch), prompt_len=int(s.prompt_len),
-        out_len=int(s.out_len), temperature=float(s.temperature), k=_maybe(int, s.k),
+        out_len=int(s.out_len), temperature=float(s.temperature), k=optional(int, s.k),
         gpu_memory_utilization=float(s.gpu_memory_utilization), alpha=float(acc.alpha),
-        acceptance_source=acc.source, acceptance_notes=tuple(acc.notes), cost_ratio=_maybe(float, setup.cost_ratio))
+        acceptance_source=acc.source, acceptance_notes=tuple(acc.notes), cost_ratio=optional(float, setup.cost_ratio))
