@@ -1,11 +1,12 @@
 """The judgement: four checks from the talk's checklist, each with its numbers, and the go/no-go verdict.
 
-The verdict rests on the end-to-end request speedup at the evaluated k, over the whole acceptance range, with each
-side at the concurrency it can hold (`rule`, the one decision rule: `recommend`, the length map, the review and
-the validation all apply it):
-  enable    the low end of the range clears ENABLE_THRESHOLD, and throughput does not fall
-  marginal  the point estimate gains, but the range straddles the threshold, memory costs throughput, or the
-            acceptance is an n-gram prior (how often your text repeats is not known until measured)
+The verdict rests on the end-to-end request speedup at the evaluated k and its 80% interval (the acceptance range
+and the cost model's own error: advisor/confidence.py), with each side at the concurrency it can hold (`rule`, the
+one decision rule: `recommend`, the length map, the review and the validation all apply it):
+  enable    the low end of the interval clears ENABLE_THRESHOLD, and throughput does not fall
+  marginal  the point estimate gains, but the interval straddles the threshold (the reasons then say what would
+            narrow it most), memory costs throughput, or the acceptance is an n-gram prior (how often your text
+            repeats is not known until measured)
   disable   no k gains, the evaluated k does not, or the pair does not fit
 """
 
@@ -31,8 +32,8 @@ class Check:
 
 
 def rule(point, low, throughput, ceiling: str = "enable") -> np.ndarray:
-    """The verdict from end-to-end speedups at the chosen k: `point` at the acceptance estimate, `low` at the low
-    end of its range, `throughput` the throughput speedup; never above `ceiling`. Broadcasts; VERDICTS names."""
+    """The verdict from end-to-end speedups at the chosen k: `point` at the acceptance estimate, `low` the low end
+    of its 80% interval, `throughput` the throughput speedup; never above `ceiling`. Broadcasts; VERDICTS names."""
     point, low, throughput = (np.asarray(x, dtype=float) for x in (point, low, throughput))
     enable = (low >= ENABLE_THRESHOLD) & (throughput >= 1.0) & (ceiling == "enable")
     return np.where(point <= 1.0, "disable", np.where(enable, "enable", "marginal"))

@@ -41,7 +41,8 @@ def _headline(r: Recommendation) -> list[str]:
     pays = " and ".join(f"{lo}-{hi}" if hi > lo else f"{lo}" for lo, hi in r.paying_batches)
     pays = f"decode gains at batches {pays}" if pays else "decode gains at no batch"
     if (band.critical_batch_low, band.critical_batch_high) != (r.critical_batch, r.critical_batch):
-        pays += f" (from batch 1 up to {_upto(band.critical_batch_low)}-{_upto(band.critical_batch_high)} over the interval)"
+        pays += (f" (from batch 1: {_span(band.critical_batch_low)} to {_span(band.critical_batch_high)} over the "
+                 "interval)")
     lines.append(f"break-even α {be} | {pays} | costs: {r.cost_source}")
     lines += [f"note: {n}" for n in i.acceptance_notes]
     return lines
@@ -52,8 +53,9 @@ def _in(b) -> str:
     return f"{b.point:.2f}x ({b.low:.2f}-{b.high:.2f})" if b.high > b.low else f"{b.point:.2f}x"
 
 
-def _upto(batch: int | None) -> str:
-    return "the limit" if batch is None else str(batch)
+def _span(critical: int | None) -> str:
+    """A paying range from batch 1, by its critical batch (0: none; None: up to the limit)."""
+    return "none" if critical == 0 else "every batch" if critical is None else f"1-{critical}"
 
 
 def _how_sure(r: Recommendation) -> str:
