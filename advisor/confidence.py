@@ -10,9 +10,9 @@ import numpy as np
 
 from advisor.model.costmodel import step_time
 from advisor.model.quantization import bytes_per_weight
-from advisor.model.speculative import request_times
-from advisor.model.uncertainty import (ACCEPTANCE, COST, LEVEL, Z80, Band, band, cost_sigma, ridge_tokens,
-                                       target_sigma)
+from advisor.model.speculative import Setup, request_times
+from advisor.model.uncertainty import (ACCEPTANCE, COST, LEVEL, Z80, Band, CostError, band, cost_sigma,
+                                       ridge_tokens, target_sigma)
 from advisor.scenario import Scenario
 
 NARROW = {
@@ -34,20 +34,18 @@ class Bands:
     level: float = LEVEL
 
 
-def cost_sigmas(s: Scenario, E: np.ndarray, ks: np.ndarray, conc: np.ndarray, prompt_len=None,
-                out_len=None) -> tuple[np.ndarray, np.ndarray]:
-    """(σ_c on the TPOT speedup, σ_c on the end-to-end one) per k, each side at its concurrency: the target's
+def cost_sigmas(err: CostError | None, setup: Setup, E, ks, conc, prompt_len,
+                out_len) -> tuple[np.ndarray, np.ndarray]:
+    """(σ_c on the TPOT speedup, σ_c on the end-to-end one) per k, each side at its concurrency `conc`: the target's
     regime at k's batched tokens, the drafter's share of the iteration, the verify step over a decode step, and end
-    to end only the decode share of the speculative request's time. Zeros without a cost error, and at k = 0 (no
-    speculation, nothing to err). `prompt_len`, `out_len` (default: the scenario's) broadcast with `conc` and `E`
-    (the length map's grid)."""
-    err = s.cost_error
+    to end only the decode share of the speculative request's time. Zeros without a cost error (None), and at
+    k = 0 (no speculation, nothing to err). Everything broadcasts (the length map's grid, `check`'s one run)."""
+    ks = np.asarray(ks, dtype=float)
     if err is None:
-        return np.zeros(np.shape(conc)), np.zeros(np.shape(conc))
-    prompt_len = s.prompt_len if prompt_len is None else np.asarray(prompt_len, dtype=float)
-    out_len = s.out_len if out_len is None else np.asarray(out_len, dtype=float)
+        return np.zeros(np.broadcast(ks, conc).shape), np.zeros(np.broadcast(ks, conc).shape)
+    prompt_len, out_len = np.asarray(prompt_len, dtype=float), np.asarray(out_len, dtype=float)
     context = prompt_len + out_len / 2.0
-    setup, n = s.setup, np.maximum(conc, 1.0)
+    n = np.maximum(conc, 1.0)
     c = setup.target_cost
     share = (setup.draft_time(ks, n, context) + setup.bookkeeping(n)) / setup.iteration_time(ks, n, context)
     verify = step_time(setup.target, c, n, ks + 1.0, context, setup.tp) / setup.decode_step(n, context)
@@ -60,7 +58,7 @@ def cost_sigmas(s: Scenario, E: np.ndarray, ks: np.ndarray, conc: np.ndarray, pr
 
 def bands(s: Scenario, E: np.ndarray, ks: np.ndarray, conc: np.ndarray, point, at_low, at_high) -> Bands:
     """The bands from the (TPOT, e2e, throughput) speedups per k at the acceptance estimate and its range's ends."""
-    sigma, sigma_e2e = cost_sigmas(s, E, ks, conc)
+    sigma, sigma_e2e = cost_sigmas(s.cost_error, s.setup, E, ks, conc, s.prompt_len, s.out_len)
     made = [band(p, lo, hi, sc) for p, lo, hi, sc in zip(point, at_low, at_high, (sigma, sigma_e2e, sigma_e2e))]
     return Bands(*made, sigma_cost=sigma)
 

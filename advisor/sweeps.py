@@ -76,7 +76,8 @@ def batch_sweep(a: Advice, ks: np.ndarray = PLOT_KS, max_batch: int | None = Non
     pick = lambda x: np.take_along_axis(x, best[None, :], axis=0)[0]  # noqa: E731
     ends = [pick(tpot_speedup(s.setup, s.tokens_per_step(all_ks, alpha)[:, None], all_ks[:, None],
                               batches[None, :], s.context)) for alpha in (s.acceptance.low, s.acceptance.high)]
-    sigma, _ = confidence.cost_sigmas(s, s.tokens_per_step(all_ks)[:, None], all_ks[:, None], batches[None, :])
+    sigma, _ = confidence.cost_sigmas(s.cost_error, s.setup, s.tokens_per_step(all_ks)[:, None], all_ks[:, None],
+                                      batches[None, :], s.prompt_len, s.out_len)
     b = band(pick(every), *ends, pick(np.broadcast_to(sigma, every.shape)))
     return BatchSweep(batches, ks, tpot, np.where(gains, every.max(axis=0), 1.0),
                       np.where(gains, all_ks[best], 0),
@@ -117,7 +118,7 @@ def length_map(s: Scenario, prompt_lens: np.ndarray | None = None, out_lens: np.
     _, e2e, throughput = at_concurrency(s.setup, E, ks, s.batch, conc[..., :1], conc, **lengths)
     e2e_low, e2e_high = (at_concurrency(s.setup, Ex, ks, s.batch, conc[..., :1], conc, **lengths)[1]
                          for Ex in (E_low, E_high))
-    _, sigma = confidence.cost_sigmas(s, E, ks, conc, **lengths)
+    _, sigma = confidence.cost_sigmas(s.cost_error, s.setup, E, ks, conc, **lengths)
     allowed = candidates(s, ks) & (conc >= 1)
     best = np.full(conc.shape[:2], s.k) if s.k is not None else choose_k(e2e, throughput, allowed)
     at = lambda values: np.take_along_axis(values, best[..., None], axis=2)[..., 0]  # noqa: E731
