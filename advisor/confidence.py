@@ -19,7 +19,7 @@ NARROW = {
     ACCEPTANCE: "measure acceptance on your traffic (`--metrics` from a running server, or `specadvisor acceptance "
                 "measure`)",
     COST: "measure the step costs (`specadvisor calibrate` on this GPU, or a 10-minute `vllm bench serve` with and "
-          "without speculation, then `specadvisor check`)",
+          "without speculation, then `specadvisor calibrate --from-bench` and `specadvisor check`)",
 }
 
 
