@@ -199,10 +199,10 @@ def advise(s: Scenario) -> Advice:
     worse, better = (float(f) for f in cost_factors(b.sigma_cost[shown_k]))
     breakeven, *breakeven_ends = break_even_alpha(setup, s.batch, s.context, choosable, s.decode_tokens,
                                                   (1.0, better, worse))
-    share = (float(b.tpot.low[shown_k] / b.tpot.point[shown_k]), float(b.tpot.high[shown_k] / b.tpot.point[shown_k])) \
-        if b.tpot.point[shown_k] > 0 else (1.0, 1.0)
+    point = b.tpot.point[shown_k]
+    factors = (float(b.tpot.low[shown_k] / point), float(b.tpot.high[shown_k] / point)) if point > 0 else (1.0, 1.0)
     paying_ends = tuple(paying_batches(setup, E, s.context, evaluated, limit, f) if s.decode_tokens >= 1 else []
-                        for f in share)
+                        for f in factors)
     base = request_times(setup, 1.0, 0, max(conc[0], 1), s.prompt_len, s.out_len)
     prefill_fraction = float(base.prefill / base.e2e_baseline)
     verdict, reasons = decide(s, m, best_k, e2e, float(b.e2e.low[shown_k]), float(throughput[best_k]), conc,

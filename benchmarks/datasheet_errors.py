@@ -18,11 +18,11 @@ the first that applies:
   drafter             a drafter's passes, speculative bookkeeping, a draft/target ratio, a speculative request
   dense_memory_bound  the rest: a dense target's weight-reading steps
 A regime's spread is sigma = q80(|r|) / z80 (z80 = 1.2816, the standard normal's 90th percentile): the log-normal
-whose central 80% interval is expected to hold a new row of the regime (`sigma_of`). A regime with fewer than MIN_ROWS rows takes the pooled
-vLLM rows' sigma (moe has no published row at all). Coverage is the fraction of published values inside each
-row's interval (its LOSO prediction x exp(+-z80 sigma)); with the shipped sigma it is near 80% by construction, so
-a stricter one is written too: sigma estimated without the row's own source's rows (pooled when its regime has none
-left), which shows how far one source's error carries to another's.
+whose central 80% interval is expected to hold a new row of the regime (`sigma_of`). A regime with fewer than
+MIN_ROWS rows takes the pooled vLLM rows' sigma (moe has no published row at all). Coverage is the fraction of
+published values inside each row's interval (its LOSO prediction x exp(+-z80 sigma)); with the shipped sigma it is
+near 80% by construction, so a stricter one is written too: sigma estimated without the row's own source's rows
+(pooled when its regime has none left), which shows how far one source's error carries to another's.
 """
 
 from __future__ import annotations
@@ -160,7 +160,8 @@ def section(d: dict) -> str:
              "leave-one-source-out residuals above (`profiles/model-error.json`, written by "
              "`python benchmarks/datasheet_errors.py`; a calibration's held-out error replaces it). A regime's "
              "spread is the 80% quantile of |log(published / LOSO)| (Weibull plotting position) over z80 = 1.2816; "
-             f"under {MIN_ROWS} rows, the pooled vLLM rows'. coverage = published values inside LOSO x exp(±z80 σ).", "",
+             f"under {MIN_ROWS} rows, the pooled vLLM rows'. coverage = published values inside LOSO x "
+             "exp(±z80 σ).", "",
              "| regime | rows | median abs LOSO error | σ (log) | 80% interval | coverage | coverage, σ without the "
              "row's source |", "|---|---|---|---|---|---|---|"]
     for name, r in d["regimes"].items():
@@ -168,12 +169,14 @@ def section(d: dict) -> str:
         cov = lambda x: f"{x:.0%}" if x is not None else "-"  # noqa: E731
         pooled = " (pooled)" if r["pooled"] else ""
         lines.append(f"| {name}{pooled} | {r['rows']} | {med} | {r['sigma_log']:.3f} | "
-                     f"×/÷ {np.exp(Z80 * r['sigma_log']):.2f} | {cov(r['coverage'])} | {cov(r['coverage_source_out'])} |")
+                     f"×/÷ {np.exp(Z80 * r['sigma_log']):.2f} | {cov(r['coverage'])} | "
+                     f"{cov(r['coverage_source_out'])} |")
     lines += ["", f"Coverage of the 80% interval: **{c['training_inside']}/{c['training_rows']} = "
               f"{c['training_fraction']:.0%} of the training (vLLM V1) rows**, {c['inside']}/{c['rows']} = "
               f"{c['fraction']:.0%} of all rows. The stricter check, each row's σ estimated without its own source's "
-              f"rows, covers {c['source_out_training_fraction']:.0%} of the training rows ({c['source_out_fraction']:.0%}"
-              " of all): the sources' errors differ more than the rows within a source do (median LOSO miss by "
+              f"rows, covers {c['source_out_training_fraction']:.0%} of the training rows "
+              f"({c['source_out_fraction']:.0%} of all): the sources' errors differ more than the rows within a source "
+              "do (median LOSO miss by "
               "source: " + ", ".join(f"{s} {e:.0%}" for s, e in d["source_median_abs_error"].items()) + "), so "
               "with three vLLM sources to learn from, the spread itself is uncertain by about that much."]
     return "\n".join(lines) + "\n"

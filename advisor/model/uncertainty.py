@@ -9,7 +9,8 @@ Two independent errors, each log-normal on the speedup (a ratio of times, so err
               what is left is the drafter's own error, and the verify step's extra work (its share 1 - 1/r)
               erring apart from the decode step's:
                   σ_c² = d²·(σ_drafter² + σ_target²) + ((1 - d)·(1 - 1/r)·σ_target)²
-              (first order in the log errors, drafter and target independent). σ_target is the regime's (dense memory-bound, compute-bound, MoE, long context), σ_drafter the
+              (first order in the log errors, drafter and target independent). σ_target is the regime's (dense
+              memory-bound, compute-bound, MoE, long context), σ_drafter the
               drafter rows'. With datasheet costs both come from the leave-one-source-out residuals of the datasheet
               fit (profiles/model-error.json, written by benchmarks/datasheet_errors.py); with a calibration, from
               its held-out median error m (a median |log error| of σ·0.6745: σ = log(1 + m) / 0.6745). End to end,

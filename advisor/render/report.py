@@ -62,7 +62,8 @@ def _how_sure(r: Recommendation) -> str:
     """Each term's share of the interval, the widest named, and where each came from."""
     band = r.interval
     cost = f"±{math.expm1(Z80 * band.sigma_cost):.0%} from the cost model ({band.sources[1].removeprefix('cost: ')})"
-    acc = (f"±{math.expm1(Z80 * band.sigma_acceptance):.0%} from acceptance (α {band.alpha_low:.2f}-{band.alpha_high:.2f})"
+    alpha = f"α {band.alpha_low:.2f}-{band.alpha_high:.2f}"
+    acc = (f"±{math.expm1(Z80 * band.sigma_acceptance):.0%} from acceptance ({alpha})"
            if band.alpha_high > band.alpha_low else f"acceptance taken as exact (α {band.alpha_low:.2f})")
     widest = f"; the {band.dominant} dominates" if band.dominant else ""
     return f"how sure: end to end {cost}, {acc}{widest}"
