@@ -44,7 +44,7 @@ def alpha_figure(a: Advice):
         ax.plot(sw.alphas, curve, color=colour, lw=1.4, label=f"k = {k}")
     k_shown = sw.best_k or 1
     ax.fill_between(sw.alphas, *sw.tpot_band, color=st.k_colours(len(sw.ks))[min(k_shown, len(sw.ks)) - 1],
-                    alpha=0.18, lw=0, label=f"the cost model's 80%\ninterval (k = {k_shown}, end to end)")
+                    alpha=0.18, lw=0, label=f"the cost model's 80% interval,\nk = {k_shown} (grey: end to end)")
     ax.plot(sw.alphas, sw.e2e_best, color=st.MARK, lw=1.6, ls=(0, (4, 2)),
             label=f"end to end, k = {k_shown}\n(prefill included)")
     ax.fill_between(sw.alphas, *sw.e2e_band, color=st.MARK, alpha=0.10, lw=0)
