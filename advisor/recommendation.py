@@ -11,17 +11,12 @@ from dataclasses import dataclass
 
 from advisor.advise import Advice, times_at
 from advisor.model.enginecost import is_cpu
+from advisor.recommendation_interval import Closed as _Closed
+from advisor.recommendation_interval import Interval, interval_of, optional
 from advisor.verdict import binding
 from advisor.vllm import batch_defaults, serve_command, speculative_config
 
 SCHEMA_VERSION = 1
-
-
-class _Closed:
-    """Base of every part: JSON validation (pydantic reads this) refuses keys a part does not declare."""
-
-    __slots__ = ()
-    __pydantic_config__ = {"extra": "forbid"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,11 +34,17 @@ class PerK(_Closed):
 
     k: int  # draft length (0: speculation off)
     expected_tokens_per_step: float  # over this request's out_len - 1 decode tokens (its last step cut at max_tokens)
-    tpot_speedup: float | None  # as Speedup.tpot, at this k (both sides at `concurrency`)
+    tpot_speedup: float | None  # as Speedup.tpot, at this k (both sides at `concurrency`); null: does not fit
     e2e_speedup: float | None  # as Speedup.e2e_latency, at this k
     throughput_speedup: float | None  # as Speedup.throughput, at this k
     fits: bool  # at least one request runs at this k (k = 0: the target alone)
     concurrency: int  # requests running at once at this k: min(batch, what memory and the scheduler hold)
+    tpot_low: float | None  # low end of tpot_speedup's 80% interval (acceptance range and cost model's error)
+    tpot_high: float | None  # ... its high end
+    e2e_low: float | None  # low end of e2e_speedup's 80% interval
+    e2e_high: float | None  # ... its high end
+    throughput_low: float | None  # low end of throughput_speedup's 80% interval
+    throughput_high: float | None  # ... its high end
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,16 +98,6 @@ class Vllm(_Closed):
     speculative_config: dict  # vLLM's --speculative-config ({} when speculation is off)
     per_batch_size_schedule: tuple[tuple[int, int, int], ...]  # (start_bs, end_bs, k) ranges, pinned to best_k at
     # the batch evaluated; empty when a fixed --k is pasted alone
-
-
-@dataclass(frozen=True, slots=True)
-class Interval(_Closed):
-    """The end-to-end speedup at best_k over the acceptance range."""
-
-    e2e_low: float  # e2e speedup at best k at the low end of the acceptance range
-    e2e_high: float  # ... at its high end
-    alpha_low: float  # low end of the acceptance range
-    alpha_high: float  # high end of the acceptance range
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,10 +158,6 @@ def _gb(nbytes: float) -> float:
     return round(float(nbytes) / 1e9, 3)
 
 
-def _maybe(kind, value):
-    return None if value is None else kind(value)
-
-
 def from_advice(a: Advice) -> Recommendation:
     """The recommendation for an Advice: its numbers as plain Python values, and the vLLM flags at its best k."""
     acc, k = a.scenario.acceptance, int(a.best_k)
@@ -178,13 +165,15 @@ def from_advice(a: Advice) -> Recommendation:
         schema_version=SCHEMA_VERSION, verdict=a.verdict, reasons=tuple(a.reasons), best_k=k,
         speedup=Speedup(tpot=_ran(a, a.tpot_speedup, k), e2e_latency=_ran(a, a.e2e_speedup, k),
                         throughput=_ran(a, a.throughput_speedup, k)),
-        interval=Interval(e2e_low=float(min(a.e2e_range)), e2e_high=float(max(a.e2e_range)),
-                          alpha_low=float(acc.low), alpha_high=float(acc.high)),
+        interval=interval_of(a),
         per_k=tuple(PerK(k=int(kk), expected_tokens_per_step=float(a.tokens_per_step[i]),
                          tpot_speedup=_ran(a, a.tpot_speedup, i), e2e_speedup=_ran(a, a.e2e_speedup, i),
                          throughput_speedup=_ran(a, a.throughput_speedup, i), fits=bool(a.concurrency[i] >= 1),
-                         concurrency=int(a.concurrency[i])) for i, kk in enumerate(a.ks)),
-        break_even_alpha=_maybe(float, a.break_even_alpha), critical_batch=_maybe(int, a.critical_batch),
+                         concurrency=int(a.concurrency[i]),
+                         **{f"{name}_{end}": _ran(a, getattr(getattr(a.bands, name), end), i)
+                            for name in ("tpot", "e2e", "throughput") for end in ("low", "high")})
+                    for i, kk in enumerate(a.ks)),
+        break_even_alpha=optional(float, a.break_even_alpha), critical_batch=optional(int, a.critical_batch),
         memory=_memory(a), time_split=_time_split(a),
         checks=tuple(CheckOut(name=c.name, ok=bool(c.ok), detail=c.detail) for c in a.checks),
         vllm=_vllm(a), cost_source=a.scenario.cost_source, inputs=_inputs(a),
@@ -241,6 +230,6 @@ def _inputs(a: Advice) -> Inputs:
     return Inputs(
         target=setup.target.name, draft=setup.draft.name if setup.draft else None, method=setup.method,
         gpu=s.hardware.name, num_gpus=int(setup.tp), batch=int(s.batch), prompt_len=int(s.prompt_len),
-        out_len=int(s.out_len), temperature=float(s.temperature), k=_maybe(int, s.k),
+        out_len=int(s.out_len), temperature=float(s.temperature), k=optional(int, s.k),
         gpu_memory_utilization=float(s.gpu_memory_utilization), alpha=float(acc.alpha),
-        acceptance_source=acc.source, acceptance_notes=tuple(acc.notes), cost_ratio=_maybe(float, setup.cost_ratio))
+        acceptance_source=acc.source, acceptance_notes=tuple(acc.notes), cost_ratio=optional(float, setup.cost_ratio))

@@ -24,6 +24,7 @@ from advisor.model.speculative import Setup
 from advisor.profiles.calibrated import costs_for
 from advisor.profiles.catalog import load_hardware, load_model, names, slug
 from advisor.profiles.localgpu import resolve_gpu
+from advisor.profiles.model_error import DATASHEET, for_costs
 from advisor.scenario import Scenario
 from advisor.vllm import check_scheduler
 
@@ -220,7 +221,7 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
         source += f"; draft/target step ratio overridden to {cost_ratio:g}"
     return Scenario(setup=setup, hardware=hw, acceptance=acc, prompt_len=prompt_len, out_len=out_len, batch=batch,
                     temperature=temperature, k=k, gpu_memory_utilization=gpu_memory_utilization, cost_source=source,
-                    k_limit=k_limit)
+                    k_limit=k_limit, cost_error=for_costs(calibration, target_spec, draft_spec, hw, num_gpus))
 
 
 def checkpoint_of(spec: ModelSpec) -> CheckpointQuantization | None:
@@ -235,10 +236,10 @@ def engine_costs(hw: Hardware, target: ModelSpec, draft: ModelSpec | None, calib
                  max_num_batched_tokens: int | None = None, tp: int = 1, *, draft_weight_dtype: str = "bf16",
                  kv_cache_dtype: str = "auto") -> tuple[EngineCost, EngineCost | None, str]:
     """Measured costs when a calibration applies (given, or found in profiles/calibrations: the one measured at
-    `tp` GPUs, else the nearest), else the datasheet's; either under vLLM's limits on `hw` (its device-class
+    `tp` GPUs, else the nearest), else (or with --calibration datasheet) the datasheet's; either under vLLM's limits on `hw` (its device-class
     defaults, or the flags' values), with the served --kv-cache-dtype. Each model's costs take its own weight
     format: vLLM loads a draft as its own config.json says unless the speculative config quantizes it."""
-    found = costs_for(calibration, target, draft, hw, tp)
+    found = None if calibration == DATASHEET else costs_for(calibration, target, draft, hw, tp)
     if found is not None:
         cost, draft_cost, source = found
         return (replace(cost.for_hardware(hw, max_num_seqs, max_num_batched_tokens), kv_cache_dtype=kv_cache_dtype),

@@ -1,11 +1,12 @@
 """The judgement: four checks from the talk's checklist, each with its numbers, and the go/no-go verdict.
 
-The verdict rests on the end-to-end request speedup at the evaluated k, over the whole acceptance range, with each
-side at the concurrency it can hold (`rule`, the one decision rule: `recommend`, the length map, the review and
-the validation all apply it):
-  enable    the low end of the range clears ENABLE_THRESHOLD, and throughput does not fall
-  marginal  the point estimate gains, but the range straddles the threshold, memory costs throughput, or the
-            acceptance is an n-gram prior (how often your text repeats is not known until measured)
+The verdict rests on the end-to-end request speedup at the evaluated k and its 80% interval (the acceptance range
+and the cost model's own error: advisor/confidence.py), with each side at the concurrency it can hold (`rule`, the
+one decision rule: `recommend`, the length map, the review and the validation all apply it):
+  enable    the low end of the interval clears ENABLE_THRESHOLD, and throughput does not fall
+  marginal  the point estimate gains, but the interval straddles the threshold (the reasons then say what would
+            narrow it most), memory costs throughput, or the acceptance is an n-gram prior (how often your text
+            repeats is not known until measured)
   disable   no k gains, the evaluated k does not, or the pair does not fit
 """
 
@@ -36,8 +37,8 @@ class Check:
 
 
 def rule(point, low, throughput, ceiling: str = "enable") -> np.ndarray:
-    """The verdict from end-to-end speedups at the chosen k: `point` at the acceptance estimate, `low` at the low
-    end of its range, `throughput` the throughput speedup; never above `ceiling`. Broadcasts; VERDICTS names."""
+    """The verdict from end-to-end speedups at the chosen k: `point` at the acceptance estimate, `low` the low end
+    of its 80% interval, `throughput` the throughput speedup; never above `ceiling`. Broadcasts; VERDICTS names."""
     point, low, throughput = (np.asarray(x, dtype=float) for x in (point, low, throughput))
     enable = (low >= ENABLE_THRESHOLD) & (throughput >= 1.0) & (ceiling == "enable")
     return np.where(point <= 1.0, "disable", np.where(enable, "enable", "marginal"))
@@ -134,10 +135,11 @@ def checks(s: Scenario, m: MemoryBudget, break_even_alpha: float | None, ranges:
 
 
 def decide(s: Scenario, m: MemoryBudget, k: int, e2e: np.ndarray, low: float, throughput: float,
-           conc: np.ndarray, choosable: np.ndarray | None = None) -> tuple[str, list[str]]:
-    """(verdict, reasons) for the evaluated draft length k, given the end-to-end speedup per k (`e2e`), its low
-    end over the acceptance range at k, the throughput speedup at k, each k's concurrency (`conc`), and which k the
-    advisor may choose (`choosable`, `advise.candidates`: default every k)."""
+           conc: np.ndarray, choosable: np.ndarray | None = None, narrow: str = "") -> tuple[str, list[str]]:
+    """(verdict, reasons) for the evaluated draft length k, given the end-to-end speedup per k (`e2e`), the low
+    end of its 80% interval at k (`advisor/confidence.py`: the acceptance's range and the cost model's error), the
+    throughput speedup at k, each k's concurrency (`conc`), which k the advisor may choose (`choosable`,
+    `advise.candidates`: default every k), and what would narrow the interval most (`narrow`, said when marginal)."""
     if not m.fits:
         return "disable", [f"does not fit: {m.reason()}"]
     if s.decode_tokens < 1:
@@ -158,10 +160,9 @@ def decide(s: Scenario, m: MemoryBudget, k: int, e2e: np.ndarray, low: float, th
         return verdict, [f"k={k} is {point:.2f}x end to end: slower than no speculation"] + ([bound] if bound else [])
     reasons = []
     if verdict == "enable":
-        reasons.append(f"k={k} gains {point:.2f}x end to end ({low:.2f}x even at the low end of α)")
+        reasons.append(f"k={k} gains {point:.2f}x end to end ({low:.2f}x even at the low end of its 80% interval)")
     if low < ENABLE_THRESHOLD:
-        reasons.append(f"k={k} gains {point:.2f}x, but {low:.2f}x at the low end of α: under the "
-                       f"{ENABLE_THRESHOLD:.2f}x bar; measure acceptance before enabling")
+        reasons += _straddles(k, point, low, narrow)
     if throughput < 1.0:
         reasons.append(f"throughput falls to {throughput:.2f}x: the draft's memory leaves room for fewer "
                        "concurrent requests")
@@ -169,6 +170,13 @@ def decide(s: Scenario, m: MemoryBudget, k: int, e2e: np.ndarray, low: float, th
         reasons.append("n-gram acceptance here is a task prior, and how often your text repeats decides n-gram's "
                        "gain: measure it with `specadvisor acceptance ngram --corpus FILE` before enabling")
     return verdict, reasons + ([bound] if bound else [])
+
+
+def _straddles(k: int, point: float, low: float, narrow: str) -> list[str]:
+    """Why a gain is only marginal: its interval reaches under the bar; and what would narrow it most."""
+    said = (f"k={k} gains {point:.2f}x, but {low:.2f}x at the low end of its 80% interval: under the "
+            f"{ENABLE_THRESHOLD:.2f}x bar")
+    return [said + "; " + narrow] if narrow else [said + "; measure acceptance before enabling"]
 
 
 def _none_gains(e2e: np.ndarray, choosable: np.ndarray, m: MemoryBudget) -> list[str]:

@@ -147,6 +147,41 @@ CALIBRATIONS = {
 }
 
 
+# "How sure" at batch 1 on the datasheet path: the default pair and acceptance prior on every GPU profile (CPUs
+# aside), at three request shapes; the 80% interval of the end-to-end speedup at the advised k, as ± around it.
+WIDTH_SHAPES = ((8000, 200), (1000, 500), (200, 2000))
+
+
+@cache
+def _widths() -> tuple[float, float]:
+    """(median half-width of the whole 80% interval, of the cost model's part alone), as fractions."""
+    import numpy as np
+
+    from advisor.advise import advise
+    from advisor.model.enginecost import is_cpu
+    from advisor.model.uncertainty import Z80
+    from advisor.profiles.catalog import load_hardware, names
+    from advisor.resolve import build_scenario
+
+    whole, cost = [], []
+    for gpu in names("hardware"):
+        if is_cpu(load_hardware(gpu)):
+            continue
+        for prompt, out in WIDTH_SHAPES:
+            a = advise(build_scenario(gpu=gpu, prompt_len=prompt, out_len=out, calibration="datasheet"))
+            k, b = a.best_k or 1, a.bands.e2e
+            if b.low[k] <= 0:  # nothing runs at this k (the pair does not fit): no interval to speak of
+                continue
+            whole.append(float(np.sqrt(b.high[k] / b.low[k]) - 1))
+            cost.append(float(np.expm1(Z80 * b.sigma_cost[k])))
+    return float(np.median(whole)), float(np.median(cost))
+
+
+@cache
+def _model_error() -> dict:
+    return json.loads((ROOT / "profiles" / "model-error.json").read_text())
+
+
 def _pct(value: float) -> str:
     return f"{100 * value:.1f}%"
 
@@ -160,6 +195,11 @@ VALUES = {
     "batch64.prefill_share": lambda: f"{_json(DEFAULT + ' --batch 64')['time_split']['prefill_fraction_baseline']:.0%}",
     "batch64.verdict": lambda: _json(DEFAULT + " --batch 64")["verdict"],
     "long_outputs.e2e": lambda: f"{_json('recommend --prompt-len 200 --out-len 2000')['speedup']['e2e_latency']:.2f}x",
+    "sure.width": lambda: f"±{_widths()[0]:.0%}",
+    "sure.width_cost": lambda: f"±{_widths()[1]:.0%}",
+    "sure.coverage": lambda: f"{_model_error()['coverage']['training_fraction']:.0%}",
+    "sure.coverage_rows": lambda: str(_model_error()['coverage']['training_rows']),
+    "sure.coverage_strict": lambda: f"{_model_error()['coverage']['source_out_training_fraction']:.0%}",
     "review.h100.base": lambda: _review_gpus("4x-h100", "base"),
     "review.h100.spec": lambda: _review_gpus("4x-h100", "spec"),
     "review.completion_a100.ttft_ms": lambda: _review_alone_ttft_ms("completion", "8x-a100"),

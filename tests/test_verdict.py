@@ -225,7 +225,7 @@ def test_the_verdict_agrees_with_the_numbers_it_prints(gpu, pair, tp, batch, pro
     r = from_advice(a)
     best = a.best_k
     if r.verdict == "enable":
-        assert best > 0 and min(a.e2e_range) >= ENABLE_THRESHOLD and a.throughput_speedup[best] >= 1.0
+        assert best > 0 and r.interval.e2e.low >= ENABLE_THRESHOLD and a.throughput_speedup[best] >= 1.0
         assert a.e2e_speedup[best] > 1.0
     if r.verdict == "disable" and k is None and a.memory.fits:
         runs = candidates(s, a.ks) & (a.concurrency >= 1)

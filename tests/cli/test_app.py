@@ -31,7 +31,8 @@ def test_json_matches_the_documented_schema():
         assert key in data
     assert set(data["speedup"]) == {"tpot", "e2e_latency", "throughput"}
     assert {"k", "expected_tokens_per_step", "tpot_speedup", "e2e_speedup", "throughput_speedup", "fits",
-            "concurrency"} == set(data["per_k"][0])
+            "concurrency", "tpot_low", "tpot_high", "e2e_low", "e2e_high", "throughput_low",
+            "throughput_high"} == set(data["per_k"][0])
     assert {"max_concurrency_baseline", "max_concurrency_spec", "fits"} <= set(data["memory"])
     assert "prefill_fraction_baseline" in data["time_split"]
     assert {"serve_command", "speculative_config", "per_batch_size_schedule"} == set(data["vllm"])
