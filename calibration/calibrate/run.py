@@ -34,7 +34,7 @@ GPU_DEFAULTS = {"max_batch": 64, "max_context": 4096, "repeats": 3}
 def run_calibration(*, target: str, draft: str | None, dummy_weights: bool, max_batch: int | None,
                     max_context: int | None, max_k: int, repeats: int | None, min_seconds: float,
                     budget_seconds: float, out: str | None, resume: bool, gpu: str, seed: int = 0,
-                    num_gpus: int = 1, console=None) -> Path:
+                    num_gpus: int = 1, console=None, gpu_memory_utilization: float | None = None) -> Path:
     """Measure and fit; the path of the saved profile. Flags left None take the CPU or GPU default. `num_gpus` > 1
     runs both models at that tensor-parallel size (vLLM's draft_model needs the draft at the target's) and times the
     all-reduce first (calibration/calibrate/allreduce.py)."""
@@ -73,7 +73,8 @@ def run_calibration(*, target: str, draft: str | None, dummy_weights: bool, max_
     with tempfile.TemporaryDirectory(prefix="specadvisor-") as scratch:
         sources = {role: engine_model(name, specs[role], dummy_weights, Path(scratch)) for role, name in names.items()}
         run_models(profile, specs, sources, cost, repeats=repeats, min_seconds=min_seconds, seed=seed,
-                   save=lambda: prof.save(profile, path), console=console)
+                   save=lambda: prof.save(profile, path), console=console,
+                   gpu_memory_utilization=gpu_memory_utilization)
     profile.status = "measured"
     prof.save(profile, path)
     fit_profile(profile, specs, path)
