@@ -12,6 +12,8 @@ import shlex
 from advisor.errors import InputError
 from advisor.methods import TEXT_LOOKUP
 
+VLLM_SERIES = "0.32"  # the release every fact below is read from; pyproject's `vllm` extra pins it
+
 # --- vLLM's defaults -------------------------------------------------------------------------------------------
 BLOCK_TOKENS = 16  # KV cache block size (CacheConfig.block_size)
 # max_num_batched_tokens (the chunked-prefill token budget per step) and max_num_seqs (sequences per step) depend on

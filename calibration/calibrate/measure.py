@@ -58,6 +58,30 @@ def round_due(run, repeats: int, min_seconds: float) -> int | None:
     return next_round([len(m.samples) for m in run.points], run.engine_seconds, repeats, min_seconds)
 
 
+def snap_contexts(run, block_size: int) -> None:
+    """The contexts of `run`'s points not yet measured, rounded down to whole KV blocks of the engine that will
+    measure them: the grid is planned in bench.PLAN_BLOCK tokens, but vLLM enlarges the block of a hybrid model so
+    one block's attention KV matches a Mamba/GDN state page (vllm/model_executor/models/config.py
+    `HybridAttentionMambaModelConfig.verify_and_update_config`: qwen3-next's is hundreds of tokens), and a prefix
+    is only served from the cache in whole blocks. Points that then coincide with another are dropped; a grid left
+    without two distinct cached contexts cannot be fitted and is refused in one line."""
+    if all(m.context % block_size == 0 for m in run.points):
+        return
+    seen, kept = set(), []
+    for m in run.points:
+        if not m.samples and m.context % block_size:
+            m.context = m.context // block_size * block_size
+        key = (m.kind, m.batch, m.new_tokens, m.context)
+        if key not in seen:
+            seen.add(key)
+            kept.append(m)
+    if len({m.context for m in kept if m.kind != "prefill"}) < 2:
+        raise InputError(f"the engine's KV block is {block_size} tokens (a hybrid model's is enlarged to hold its "
+                         f"state), so the grid's contexts leave fewer than two whole blocks: raise --max-context to "
+                         f"at least {2 * block_size}")
+    run.points[:] = kept
+
+
 def measure_run(engine, run, *, repeats: int, min_seconds: float, seed: int,
                 save: Callable[[], None]) -> Iterator[tuple[int, int]]:
     """Add samples to `run.points[i].samples` round by round (see `next_round`), calling `save()` after each and
@@ -95,6 +119,7 @@ def run_models(profile, specs: dict, sources: dict, cost, *, repeats: int, min_s
             progress.update(starting, total=1, completed=1, description=f"{role}: vLLM started")
             try:
                 _record(profile, run, engine, time.monotonic() - began, settings)
+                snap_contexts(run, engine.block_size)
                 if role == "target" and engine.tensor_parallel_size > 1 and profile.allreduce is None:
                     timing = progress.add_task("target: timing vLLM's all-reduce", total=None)
                     widest = min(run.chunk_tokens, max(m.batch * m.new_tokens for m in run.points))

@@ -34,8 +34,9 @@ ALLREDUCE_WORKER = "calibration.engine.allreduce_worker.AllReduceTimer"
 ALLREDUCE_METHOD = "specadvisor_time_allreduce"
 
 
-class EngineError(RuntimeError):
-    """The engine ran but a measurement is not what it claims to be (cache miss, preemption, split batch)."""
+class EngineError(InputError):
+    """The engine ran but a measurement is not what it claims to be (cache miss, preemption, split batch). Its
+    message says what to change, so the CLI prints it as one line (an InputError), never as a traceback."""
 
 
 @dataclass(frozen=True, slots=True)
