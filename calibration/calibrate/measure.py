@@ -34,6 +34,7 @@ from advisor.errors import InputError
 from calibration.calibrate import allreduce, bench
 from calibration.calibrate import profile_file as prof
 from calibration.calibrate.bench import Point
+from calibration.calibrate.budget import another_round_fits, time_ratio
 from calibration.engine.vllm_engine import open_engine
 
 MAX_ROUNDS = 100  # however quick the grid, the profile stays small (and each save quick)
@@ -43,19 +44,21 @@ def point_of(m) -> Point:
     return Point(m.kind, m.batch, m.new_tokens, m.context)
 
 
-def next_round(counts: list[int], seconds: float, repeats: int, min_seconds: float) -> int | None:
+def next_round(counts: list[int], seconds: float, repeats: int, min_seconds: float,
+               budget: float = float("inf")) -> int | None:
     """The round to measure next given each point's sample count and the seconds measured so far, or None when
     the run is complete: a round an interruption cut short is finished first, then the `repeats` rounds asked
-    for, then more until `min_seconds` of measuring (at most MAX_ROUNDS)."""
+    for, then more until `min_seconds` of measuring (at most MAX_ROUNDS, and none that would overrun `budget`)."""
     done = min(counts, default=0)
-    if not counts or (done >= repeats and done == max(counts) and (seconds >= min_seconds or done >= MAX_ROUNDS)):
+    if not counts or (done >= repeats and done == max(counts) and (
+            seconds >= min_seconds or done >= MAX_ROUNDS or not another_round_fits(seconds, done, budget))):
         return None
     return done
 
 
-def round_due(run, repeats: int, min_seconds: float) -> int | None:
+def round_due(run, repeats: int, min_seconds: float, budget: float = float("inf")) -> int | None:
     """`next_round` for a profile's model run."""
-    return next_round([len(m.samples) for m in run.points], run.engine_seconds, repeats, min_seconds)
+    return next_round([len(m.samples) for m in run.points], run.engine_seconds, repeats, min_seconds, budget)
 
 
 def snap_contexts(run, block_size: int) -> None:
@@ -83,7 +86,7 @@ def snap_contexts(run, block_size: int) -> None:
 
 
 def measure_run(engine, run, *, repeats: int, min_seconds: float, seed: int,
-                save: Callable[[], None]) -> Iterator[tuple[int, int]]:
+                save: Callable[[], None], budget: float = float("inf")) -> Iterator[tuple[int, int]]:
     """Add samples to `run.points[i].samples` round by round (see `next_round`), calling `save()` after each and
     yielding (i, round) so the caller can show progress."""
     points = [point_of(m) for m in run.points]
@@ -92,7 +95,7 @@ def measure_run(engine, run, *, repeats: int, min_seconds: float, seed: int,
     prefixes = bench.prefixes_for(points, engine.vocab_size, seed)
     if prefixes:
         engine.generate(prefixes, 1)  # prime the prefix cache once for every decode and verify point
-    while (round_ := round_due(run, repeats, min_seconds)) is not None:
+    while (round_ := round_due(run, repeats, min_seconds, budget)) is not None:
         for i in np.random.default_rng(seed + 1 + round_).permutation(len(points)):
             m = run.points[i]
             if len(m.samples) > round_:
@@ -105,14 +108,21 @@ def measure_run(engine, run, *, repeats: int, min_seconds: float, seed: int,
 
 
 def run_models(profile, specs: dict, sources: dict, cost, *, repeats: int, min_seconds: float, seed: int,
-               save, console=None, gpu_memory_utilization: float | None = None) -> None:
-    """Start each model's engine in turn and measure its grid (see `measure_run`) under a progress bar."""
+               save, console=None, gpu_memory_utilization: float | None = None,
+               budgets: dict[str, float] | None = None, replan: Callable[[float], bool] | None = None) -> None:
+    """Start each model's engine in turn and measure its grid (see `measure_run`) under a progress bar.
+    `budgets`: seconds of measuring per role, past which no extra round starts. `replan(ratio)`: called once the
+    target has measured its first points (calibration/calibrate/budget.py), with their measured/planned time; when
+    it re-sizes the profile's grid (True), the target goes on with the new one, its samples kept where points
+    stayed."""
     console = console or Console(stderr=True)
-    settings = profile.settings
+    budgets = budgets or {}
     with Progress(*_columns(), console=console, transient=False) as progress:
-        for role, run in (("target", profile.target), ("draft", profile.draft)):
-            if run is None or round_due(run, repeats, min_seconds) is None:
+        for role in ("target", "draft"):
+            run, budget = getattr(profile, role), budgets.get(role, float("inf"))
+            if run is None or round_due(run, repeats, min_seconds, budget) is None:
                 continue
+            settings = profile.settings
             starting = progress.add_task(f"{role}: starting vLLM", total=None)
             began = time.monotonic()
             engine = _open(sources[role], settings, seed, gpu_memory_utilization)
@@ -126,28 +136,44 @@ def run_models(profile, specs: dict, sources: dict, cost, *, repeats: int, min_s
                     profile.allreduce = prof.AllReduce.model_validate(allreduce.measure(engine, widest))
                     progress.update(timing, total=1, completed=1)
                 save()
-                points = [point_of(m) for m in run.points]
-                weights = list(bench.predict(specs[role], cost, points, run.chunk_tokens,
-                                             settings.get("tensor_parallel_size", 1))
-                               * [bench.DECODE_STEPS + 1 if p.kind == "decode" else 1 for p in points])
-                total = sum(w * max(0, repeats - len(m.samples)) for w, m in zip(weights, run.points))
-                task = progress.add_task(f"{role}: measuring {len(points)} points × {repeats}", total=total)
-                more = None  # the bar for rounds past `repeats`, in measured seconds, made when one starts
-                for i, round_ in measure_run(engine, run, repeats=repeats, min_seconds=min_seconds, seed=seed,
-                                             save=save):
-                    if round_ < repeats:
-                        progress.advance(task, weights[i])
-                        continue
-                    if more is None:
-                        progress.update(task, completed=total)
-                        more = progress.add_task(f"{role}: more rounds until {min_seconds:.0f} s measured",
-                                                 total=min_seconds)
-                    progress.update(more, completed=min(run.engine_seconds, min_seconds))
-                progress.update(task, completed=total)
-                if more is not None:
-                    progress.update(more, completed=min_seconds)
+                probe = replan if role == "target" and not any(m.samples for m in run.points) else None
+                while _measure(progress, engine, profile, role, specs[role], cost, repeats=repeats,
+                               min_seconds=min_seconds, seed=seed, save=save, budget=budget, replan=probe):
+                    probe = None  # re-sized once: measure the new grid
+                    snap_contexts(profile.target, engine.block_size)
+                    save()
             finally:
                 engine.close()
+
+
+def _measure(progress, engine, profile, role: str, spec, cost, *, repeats: int, min_seconds: float, seed: int,
+             save, budget: float, replan) -> bool:
+    """Measure `role`'s grid under its bars; True when `replan` re-sized the grid and measuring must start over."""
+    run, tp = getattr(profile, role), profile.settings.get("tensor_parallel_size", 1)
+    points = [point_of(m) for m in run.points]
+    weights = list(bench.predict(spec, cost, points, run.chunk_tokens, tp)
+                   * [bench.DECODE_STEPS + 1 if p.kind == "decode" else 1 for p in points])
+    total = sum(w * max(0, repeats - len(m.samples)) for w, m in zip(weights, run.points))
+    task = progress.add_task(f"{role}: measuring {len(points)} points × {repeats}", total=total)
+    more = None  # the bar for rounds past `repeats`, in measured seconds, made when one starts
+    for i, round_ in measure_run(engine, run, repeats=repeats, min_seconds=min_seconds, seed=seed, save=save,
+                                 budget=budget):
+        if replan is not None and (ratio := time_ratio(run, spec, cost, tp)) is not None:
+            if replan(ratio):
+                progress.update(task, visible=False)
+                return True
+            replan = None
+        if round_ < repeats:
+            progress.advance(task, weights[i])
+            continue
+        if more is None:
+            progress.update(task, completed=total)
+            more = progress.add_task(f"{role}: more rounds until {min_seconds:.0f} s measured", total=min_seconds)
+        progress.update(more, completed=min(run.engine_seconds, min_seconds))
+    progress.update(task, completed=total)
+    if more is not None:
+        progress.update(more, completed=min_seconds)
+    return False
 
 
 def _columns():
