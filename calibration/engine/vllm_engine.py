@@ -176,15 +176,19 @@ class Engine:
             raise EngineError(f"expected {cached} prefix-cached tokens per request, got {got}")
         return done
 
-    def allreduce_times(self, tokens: Sequence[int], repeats: int, calls: int) -> tuple[int, list[list[float]]]:
-        """vLLM's tensor-parallel all-reduce of tokens × hidden activations, timed inside the workers
-        (calibration/engine/allreduce_worker.py): (message bytes per token, `repeats` samples of seconds per call
-        for each token count). Each sample is the slowest rank's: a layer waits for it."""
+    def allreduce_times(self, tokens: Sequence[int], repeats: int,
+                        calls: int) -> tuple[int, list[list[float]], list[str]]:
+        """vLLM's tensor-parallel all-reduce of tokens × hidden activations, timed inside the workers as the layers
+        run it (calibration/engine/allreduce_worker.py): (message bytes per token, `repeats` samples of seconds per
+        call for each token count, how each was timed). Ranks combine by `allreduce.combine_ranks`."""
+        from calibration.calibrate.allreduce import combine_ranks
+
         hidden = int(self.llm.llm_engine.vllm_config.model_config.get_hidden_size())
         replies = self.llm.collective_rpc(ALLREDUCE_METHOD, args=([int(t) for t in tokens], hidden, repeats, calls))
         per_token = hidden * replies[0][0]
-        return per_token, [[max(reply[1][i][j] for reply in replies) for j in range(repeats)]
-                           for i in range(len(tokens))]
+        paths = list(replies[0][2])
+        return per_token, [combine_ranks([reply[1][i] for reply in replies], paths[i])
+                           for i in range(len(tokens))], paths
 
     @property
     def vocab_size(self) -> int:
