@@ -156,6 +156,21 @@ def test_report_files_from_synthetic_runs(costs, tmp_path):
     assert again_grid == grid and again.runs == runs
 
 
+def test_a_gpu_report_says_what_ran(costs, tmp_path):
+    """The validation files record each engine's resolved vllm_config, and the report names the GPU and it."""
+    from calibration.validation.write import write_report
+
+    grid = Grid(scales=(0.1,), ks=(1,), batches=(4,), prompt_lens=(32,), out_lens=(65,), ngram=False)
+    ran = {"baseline": {"model_runner": "v2", "async_scheduling": True, "cudagraph_mode": "FULL_AND_PIECEWISE"},
+           "draft_model": {"model_runner": "v2", "async_scheduling": True, "cudagraph_mode": "FULL_AND_PIECEWISE"}}
+    write_report(tmp_path, grid, synthetic_runs(costs, 0.7, ks=(1,)), costs,
+                 {"measured": "now", "device": {"gpu": "NVIDIA H100 80GB HBM3"}, "engine": {"vllm_config": ran}})
+    text = (tmp_path / "validation.md").read_text()
+    assert text.startswith("# Validation: predicted vs measured speculative decoding on NVIDIA H100 80GB HBM3")
+    assert "draft_model: model runner v2, async scheduling on, CUDA graphs FULL_AND_PIECEWISE." in text
+    assert json.loads((tmp_path / "validation.json").read_text())["engine"]["vllm_config"] == ran
+
+
 def test_speculative_bookkeeping_is_measured_from_the_ngram_engine(costs):
     """n-gram steps that found no match cost a decode step plus the bookkeeping: the fit recovers a + b·B exactly,
     and those calibration points stay out of the statistics."""
