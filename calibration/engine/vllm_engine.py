@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from advisor.errors import InputError
-from advisor.vllm import async_scheduling_default
+from advisor.vllm import async_scheduling_default, batch_defaults
 from calibration.engine.memory import device_memory, free_bytes, wait_for_memory
 from calibration.engine.parallel import cpu_binding, scoped_env
-from calibration.engine.platform import engine_env, on_cpu, resolved_config
+from calibration.engine.platform import device_name, engine_env, on_cpu, resolved_config
 
 # The class vLLM mixes into every worker at tensor_parallel_size > 1, and its method `allreduce_times` calls by name.
 ALLREDUCE_WORKER = "calibration.engine.allreduce_worker.AllReduceTimer"
@@ -225,10 +225,13 @@ def engine_arguments(model: str | Path, *, cpu: bool, dummy_weights: bool = Fals
                      speculative_config: dict | None = None, max_model_len: int = 4096, seed: int = 0,
                      dtype: str = "auto", enforce_eager: bool | None = None, enable_prefix_caching: bool = True,
                      tensor_parallel_size: int = 1, gpu_memory_utilization: float | None = None,
+                     serve_limits: tuple[int, int] | None = None,
                      **extra: Any) -> tuple[dict[str, Any], dict[str, str]]:
     """(the arguments given to vllm.LLM, the environment set around its start) on a CPU or a GPU platform; see
     `open_engine`. async_scheduling is passed as vLLM would resolve it for `vllm serve` (advisor.vllm
-    `async_scheduling_default`), so the record says what ran and a later vLLM default cannot change it unseen."""
+    `async_scheduling_default`), so the record says what ran and a later vLLM default cannot change it unseen.
+    `serve_limits`: `vllm serve`'s (max_num_batched_tokens, max_num_seqs) for this GPU, which the offline LLM
+    class would otherwise replace by its own (advisor.vllm `batch_defaults`); the caller's own values win."""
     args: dict[str, Any] = dict(model=str(model), max_model_len=max_model_len, seed=seed, dtype=dtype,
                                 enable_prefix_caching=enable_prefix_caching, disable_log_stats=False, **extra)
     if dummy_weights:
@@ -238,6 +241,9 @@ def engine_arguments(model: str | Path, *, cpu: bool, dummy_weights: bool = Fals
         args["speculative_config"] = dict(speculative_config)
         method = speculative_config.get("method")
     args.setdefault("async_scheduling", async_scheduling_default(method, cpu=cpu))
+    if serve_limits is not None:
+        args.setdefault("max_num_batched_tokens", serve_limits[0])
+        args.setdefault("max_num_seqs", serve_limits[1])
     if gpu_memory_utilization is not None:
         if not 0 < gpu_memory_utilization <= 1:
             raise InputError(f"--gpu-memory-utilization must be in (0, 1], got {gpu_memory_utilization}")
@@ -264,8 +270,10 @@ def open_engine(model: str | Path, **kwargs: Any) -> Engine:
     cpu = on_cpu()
     for key, value in engine_env(cpu).items():  # the user's own values win
         os.environ.setdefault(key, value)
-    args, env = engine_arguments(model, cpu=cpu, **kwargs)
     memory = None if cpu else device_memory()
+    if memory is not None:  # (free, total) of the GPU: its class sets vllm serve's batch limits
+        kwargs.setdefault("serve_limits", batch_defaults(memory[1] / 1024**3, device_name() or "", server=True))
+    args, env = engine_arguments(model, cpu=cpu, **kwargs)
     try:
         with scoped_env(env):  # the engine-core process and its workers are spawned in here
             llm = llm_cls(**args)

@@ -94,6 +94,11 @@ def test_arguments_on_a_gpu_pass_what_vllm_serve_resolves():
     assert env == {} and base["enforce_eager"] is False  # CUDA graphs, as vllm serve
     assert base["async_scheduling"] is True and draft["async_scheduling"] is True
     assert ngram["async_scheduling"] is False and ngram["gpu_memory_utilization"] == 0.4
+    served, _ = engine_arguments("m", cpu=False, serve_limits=(8192, 1024))
+    assert (served["max_num_batched_tokens"], served["max_num_seqs"]) == (8192, 1024)  # not the LLM class's 16384
+    mine, _ = engine_arguments("m", cpu=False, serve_limits=(8192, 1024), max_num_seqs=64)
+    assert mine["max_num_seqs"] == 64
+    assert "max_num_seqs" not in base  # no GPU memory known: vLLM's own default
     cpu, _ = engine_arguments("m", cpu=True)
     assert cpu["async_scheduling"] is False and cpu["enforce_eager"] is True and "gpu_memory_utilization" not in cpu
 
