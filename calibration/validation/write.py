@@ -20,8 +20,7 @@ from advisor.profiles.calibrated import costs_for
 from advisor.profiles.catalog import load_hardware, load_model
 from advisor.vllm import async_scheduling_default
 from advisor.render.plot_style import save
-from calibration.calibrate.bench import system_info
-from calibration.calibrate.machine import detect_hardware
+from calibration.calibrate.machine import detect_hardware, device_info
 from calibration.engine.platform import on_cpu
 from calibration.engine.testpair import family_arch, write_configs
 from calibration.validation.grid import Grid, Run
@@ -45,9 +44,8 @@ def load_costs(calibration: str | None, target_dir: Path, draft_dir: Path, tp: i
     pair's architecture on this hardware. Validation without measured costs would test the datasheet, not the
     model: refuse, and say how to calibrate."""
     target, draft = load_model(str(target_dir)), load_model(str(draft_dir))
-    slug, _ = detect_hardware("auto")
-    try:
-        hw = load_hardware(slug)
+    try:  # a GPU no profile describes is refused by --gpu auto: then only --calibration can say
+        hw = load_hardware(detect_hardware("auto")[0])
     except InputError:
         hw = None
     found = costs_for(calibration, target, draft, hw, tp) if (calibration or hw is not None) else None
@@ -88,7 +86,7 @@ def validate_command(*, out: str, scales: str, ks: str, batches: str, prompt_len
         costs = grid_costs(grid, calibration)  # before measuring: no calibration, no report, so no run
         grid = replace(grid, sync_baseline=ngram and sync_ngram())
         load_before = os.getloadavg()
-        device = system_info()
+        device = device_info()
         measured = run_grid(grid, progress=_progress, gpu_memory_utilization=gpu_memory_utilization,
                             saved=lambda m: _write_measurements(out_dir, grid, m.runs, {
                                 "engine": m.engine, "measured": _now(), "device": device, "partial": True}))
@@ -112,7 +110,7 @@ def measure_more(grid: Grid, measured: Measured, meta: dict, more: int, out_dir:
     pairs and prompts: same seed). When they ran is logged in meta["more_passes"]: a machine that changed in
     between shows as a larger pass spread."""
     grid = replace(grid, passes=grid.passes + more)
-    load_before, device = os.getloadavg(), system_info()
+    load_before, device = os.getloadavg(), device_info()
 
     def with_log(m: Measured, **fields) -> dict:
         engines = (len(m.runs) - len(measured.runs)) // grid.runs_per_engine()
