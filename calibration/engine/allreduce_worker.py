@@ -54,6 +54,12 @@ class AllReduceTimer:
             paths.append(path)
         return torch.finfo(dtype).bits // 8, samples, paths
 
+    def specadvisor_attention_backends(self) -> list[str]:
+        """The attention backends the model runner chose (V1 and V2 both keep `attn_groups`, lists of
+        AttentionGroup whose `backend` class names itself): what `vllm_config` records as the backend that ran."""
+        groups = getattr(getattr(self, "model_runner", None), "attn_groups", None) or []
+        return sorted({g.backend.get_name() for gs in groups for g in gs if hasattr(g.backend, "get_name")})
+
 
 def _eager_times(call, group, repeats: int, calls: int) -> list[float]:
     call()  # the first call of a size allocates buffers

