@@ -24,15 +24,16 @@ from typing import Any
 import numpy as np
 
 from advisor.errors import InputError
-from advisor.vllm import async_scheduling_default, batch_defaults
+from advisor.vllm import batch_defaults
+from calibration.engine.allreduce_paths import combine_ranks
+from calibration.engine.arguments import ALLREDUCE_WORKER, engine_arguments, start_failure
 from calibration.engine.memory import device_memory, free_bytes, wait_for_memory
-from calibration.engine.parallel import cpu_binding, scoped_env
+from calibration.engine.parallel import scoped_env
 from calibration.engine.platform import device_name, engine_env, on_cpu, resolved_config
 
-# The class vLLM mixes into every worker at tensor_parallel_size > 1, and its method `allreduce_times` calls by name.
-ALLREDUCE_WORKER = "calibration.engine.allreduce_worker.AllReduceTimer"
+# Methods of the class vLLM mixes into the workers (arguments.ALLREDUCE_WORKER), called by name
 ALLREDUCE_METHOD = "specadvisor_time_allreduce"
-BACKENDS_METHOD = "specadvisor_attention_backends"  # ... and the one that names the attention backends chosen
+BACKENDS_METHOD = "specadvisor_attention_backends"
 
 
 class EngineError(InputError):
@@ -182,8 +183,6 @@ class Engine:
         """vLLM's tensor-parallel all-reduce of tokens × hidden activations, timed inside the workers as the layers
         run it (calibration/engine/allreduce_worker.py): (message bytes per token, `repeats` samples of seconds per
         call for each token count, how each was timed). Ranks combine by `allreduce_paths.combine_ranks`."""
-        from calibration.engine.allreduce_paths import combine_ranks
-
         hidden = int(self.llm.llm_engine.vllm_config.model_config.get_hidden_size())
         replies = self.llm.collective_rpc(ALLREDUCE_METHOD, args=([int(t) for t in tokens], hidden, repeats, calls))
         per_token = hidden * replies[0][0]
@@ -222,45 +221,6 @@ def _completion(out) -> Completion:
                       first_token_s=m.first_token_ts, last_token_s=m.last_token_ts, preemptions=m.num_preemptions)
 
 
-def engine_arguments(model: str | Path, *, cpu: bool, dummy_weights: bool = False,
-                     speculative_config: dict | None = None, max_model_len: int = 4096, seed: int = 0,
-                     dtype: str = "auto", enforce_eager: bool | None = None, enable_prefix_caching: bool = True,
-                     tensor_parallel_size: int = 1, gpu_memory_utilization: float | None = None,
-                     serve_limits: tuple[int, int] | None = None,
-                     **extra: Any) -> tuple[dict[str, Any], dict[str, str]]:
-    """(the arguments given to vllm.LLM, the environment set around its start) on a CPU or a GPU platform; see
-    `open_engine`. async_scheduling is passed as vLLM would resolve it for `vllm serve` (advisor.vllm
-    `async_scheduling_default`), so the record says what ran and a later vLLM default cannot change it unseen.
-    `serve_limits`: `vllm serve`'s (max_num_batched_tokens, max_num_seqs) for this GPU, which the offline LLM
-    class would otherwise replace by its own (advisor.vllm `batch_defaults`); the caller's own values win."""
-    args: dict[str, Any] = dict(model=str(model), max_model_len=max_model_len, seed=seed, dtype=dtype,
-                                enable_prefix_caching=enable_prefix_caching, disable_log_stats=False, **extra)
-    if dummy_weights:
-        args.update(load_format="dummy", skip_tokenizer_init=True)
-    method = None
-    if speculative_config is not None:
-        args["speculative_config"] = dict(speculative_config)
-        method = speculative_config.get("method")
-    args.setdefault("async_scheduling", async_scheduling_default(method, cpu=cpu))
-    if serve_limits is not None:
-        args.setdefault("max_num_batched_tokens", serve_limits[0])
-        args.setdefault("max_num_seqs", serve_limits[1])
-    if gpu_memory_utilization is not None:
-        if not 0 < gpu_memory_utilization <= 1:
-            raise InputError(f"--gpu-memory-utilization must be in (0, 1], got {gpu_memory_utilization}")
-        args["gpu_memory_utilization"] = gpu_memory_utilization
-    env = {}
-    if tensor_parallel_size > 1:
-        args.update(tensor_parallel_size=tensor_parallel_size, distributed_executor_backend="mp",
-                    worker_extension_cls=ALLREDUCE_WORKER)
-        if cpu:
-            env = cpu_binding(tensor_parallel_size)
-    args["enforce_eager"] = cpu if enforce_eager is None else enforce_eager
-    if not cpu:  # the workers name the attention backend they chose (the frontend's config says only "auto")
-        args.setdefault("worker_extension_cls", ALLREDUCE_WORKER)
-    return args, env
-
-
 def open_engine(model: str | Path, **kwargs: Any) -> Engine:
     """Start vLLM on `model` (a directory with config.json, or a Hugging Face id). `dummy_weights` times an
     architecture without its weights (random values; token-id prompts, no tokenizer). `enforce_eager` defaults
@@ -281,7 +241,7 @@ def open_engine(model: str | Path, **kwargs: Any) -> Engine:
         with scoped_env(env):  # the engine-core process and its workers are spawned in here
             llm = llm_cls(**args)
     except Exception as exc:  # vLLM raises many kinds; the user needs one line saying which and what to do
-        raise InputError(_start_failure(str(model), exc)) from None
+        raise InputError(start_failure(str(model), exc)) from None
     import vllm
 
     config = llm.llm_engine.vllm_config
@@ -316,15 +276,3 @@ def _import_llm():
         raise InputError(f"vLLM failed to import ({str(exc).splitlines()[0]}); on a CPU machine "
                          "`pip uninstall torchvision torchaudio torchcodec` usually fixes it") from None
     return LLM
-
-
-def _start_failure(model: str, exc: Exception) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    lowered = text.lower()
-    if "out of memory" in lowered or "no available memory" in lowered or "larger than the available kv cache" in lowered:
-        return (f"vLLM ran out of memory starting {model} ({text[:200]}); lower --max-context, lower or raise "
-                "--gpu-memory-utilization (the share of the device vLLM may take), or free the device")
-    if "engine core initialization failed" in lowered:  # the cause was logged by the engine-core process above
-        return (f"vLLM's engine failed to start {model} (its error is printed above; out of memory is the usual "
-                "cause: lower --max-context or --max-batch, or free the device)")
-    return f"vLLM failed to start {model}: {type(exc).__name__}: {text[:300]}"

@@ -9,7 +9,7 @@ import pytest
 
 from advisor.vllm import ASYNC_SPECULATIVE_METHODS, async_scheduling_default, sync_penalty
 from calibration.engine import memory, platform
-from calibration.engine.vllm_engine import engine_arguments
+from calibration.engine.arguments import engine_arguments
 
 vllm_config_module = pytest.importorskip("vllm.config.vllm")
 
