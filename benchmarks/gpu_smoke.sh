@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The GPU path end to end on one GPU, in about 10 minutes: calibrate a generated Llama-style pair with dummy weights,
-# validate a few points against real vLLM runs, and print what vLLM ran (model runner, async scheduling, CUDA-graph
-# mode) and the held-out errors. Needs `pip install 'specadvisor[vllm,nvml]'` (vLLM 0.32 for CUDA) and one GPU.
+# The GPU path end to end on one GPU, sized to fit in 10 minutes (not yet timed on one): calibrate a generated
+# Llama-style pair with dummy weights, validate a few points against real vLLM runs, and print what vLLM ran (model
+# runner, async scheduling, CUDA-graph mode) and the held-out errors. Needs `pip install 'specadvisor[vllm,nvml]'` (vLLM 0.32 for CUDA) and one GPU.
 #   benchmarks/gpu_smoke.sh [OUT_DIR]          (default: a new temporary folder; everything it writes stays there)
 # Engine starts dominate its time (9 of them: 2 for calibrate, 7 for validate, with the synchronous baseline n-gram
 # is compared with); each engine takes SMOKE_GPU_SHARE of the GPU (default 0.5) so one closing beside the next fits.
@@ -19,7 +19,7 @@ echo "== specadvisor GPU smoke test: results in $OUT"
 cli make-test-pair --out "$OUT/pair" --scale 0.1
 cli calibrate --target "$OUT/pair/target" --draft "$OUT/pair/draft" --dummy-weights --max-batch 16 \
     --max-context 1024 --max-k 3 --repeats 3 --min-seconds 5 --gpu-memory-utilization "$SHARE" --out "$OUT/cal.json"
-cli validate --out "$OUT/validation" --scales 0.1 --ks 2 --batches 1,8 --prompt-lens 128 --out-lens 64 \
+cli validate --out "$OUT/validation" --scales 0.1 --ks 1,3 --batches 1,8 --prompt-lens 128 --out-lens 64 \
     --calibration "$OUT/cal.json" --gpu-memory-utilization "$SHARE"
 
 "$PY" - "$OUT" <<'PY'
