@@ -112,27 +112,29 @@ class Histogram:
         return self.counts / self.counts.sum()
 
     def quantile(self, q: float) -> float:
-        """Linear within the bucket that holds the q-quantile (Prometheus' histogram_quantile)."""
+        """The representative value of the bucket that holds the q-quantile (as a plan's bucket list reads it)."""
         cum = np.cumsum(self.counts) / self.counts.sum()
-        i = int(np.searchsorted(cum, q - 1e-12))
-        before = cum[i - 1] if i else 0.0
-        hi = self.hi[i] if math.isfinite(self.hi[i]) else self.values[i]
-        return float(self.lo[i] + (hi - self.lo[i]) * (q - before) / max(cum[i] - before, 1e-12))
+        return float(self.values[min(int(np.searchsorted(cum, q - 1e-12)), len(cum) - 1)])
 
     def spread(self) -> float:
-        """Standard deviation of the values, taking each bucket's at its representative (a lower bound: the spread
-        inside the buckets is not seen)."""
+        """Standard deviation of the values, each bucket's spread about its representative plus a uniform spread
+        over its width (what the buckets do not show is taken as wide as they allow)."""
         if self.total < 2:
             return 0.0
-        return float(np.sqrt((self.counts * (self.values - self.mean) ** 2).sum() / (self.counts.sum() - 1)))
+        width = np.where(np.isfinite(self.hi), self.hi - self.lo, self.lo)
+        square = (self.values - self.mean) ** 2 + width ** 2 / 12.0
+        return float(np.sqrt((self.counts * square).sum() / (self.counts.sum() - 1)))
 
 
-def histogram(snap: Snapshot, name: str) -> Histogram:
+def histogram(snap: Snapshot, name: str, zeros: float = 0.0) -> Histogram:
     """The window's histogram `name`; representatives lo + t·(hi − lo) with one t for all buckets, solved so the
-    mean is exact (clipped to the buckets: t ∈ [0, 1]). The open last bucket is taken as (lo, 2·lo]."""
+    mean is exact (clipped to the buckets: t ∈ [0, 1]). The open last bucket is taken as (lo, 2·lo]. `zeros`
+    observations of 0 are taken out of the first bucket (vLLM records a TPOT of 0 for one-token requests)."""
     cum = snap.buckets.get(name, {})
     bounds = np.array(sorted(cum), dtype=float)
     per = np.diff(np.concatenate([[0.0], [cum[b] for b in bounds]]))
+    if per.size:
+        per[0] = max(per[0] - zeros, 0.0)
     lo = np.concatenate([[0.0], bounds[:-1]])
     n, total = per.sum(), snap.values.get(name + "_sum", 0.0)
     keep = per > 0.5
@@ -192,6 +194,11 @@ def traffic(window: Window) -> Traffic:
         raise InputError(f"{window.origin}: no request finished in the {window.seconds:.0f} s window"
                          + (" after the server restarted" if restarted else "")
                          + "; observe longer (--seconds) or while the server has traffic")
+    # a request of one output token has no decode: vLLM observes TPOT 0 for it (vllm/v1/metrics/stats.py)
+    tpot = histogram(delta, TPOT, zeros=delta.buckets.get(OUTPUT, {}).get(1.0, 0.0))
+    if tpot.total == 0 or not math.isfinite(tpot.mean):
+        raise InputError(f"{window.origin}: no request in the window decoded past its first token, so there is no "
+                         "time per output token to anchor on (and nothing for speculation to speed up)")
     models = sorted(delta.models)
     if len(models) > 1:
         raise InputError(f"{window.origin} serves several models ({', '.join(models)}): observe one at a time")
@@ -201,7 +208,7 @@ def traffic(window: Window) -> Traffic:
     running = [s.running for s in window.samples if math.isfinite(s.running)]
     return Traffic(window.origin, models[0] if models else "?", seconds, restarted,
                    round(delta.values.get(SUCCESS, output.total)), prompt, output, concurrency_mix(running, little),
-                   little, histogram(delta, TPOT), histogram(delta, TTFT),
+                   little, tpot, histogram(delta, TTFT),
                    delta.values.get(CACHE_HITS, 0.0) / queries if queries > 0 else None,
                    _spec_counts(window, restarted))
 

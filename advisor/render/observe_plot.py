@@ -41,14 +41,18 @@ def figure(a: Answer):
         gain.plot(b, a.curve_gain[:, i + 1], color=colours[i], lw=1, label=f"k = {k}")
     gain.plot(b, a.curve_gain[:, 0], color=st.MARK, lw=2, label="schedule")
     gain.axhline(1.0, color=st.LOSS, lw=0.8)
-    for lo, hi, k in a.schedule:
-        if lo <= b[-1]:
-            gain.annotate(f"k={k}" if k else "off", (lo, 1.0), xytext=(2, -12), textcoords="offset points",
-                          fontsize=7.5)
+    ks = np.array([next(k for lo, hi, k in a.schedule if lo <= batch <= hi) for batch in b])
+    right = gain.twinx()
+    right.step(b, ks, where="mid", color=st.MARK, lw=0.8, ls=":", label="schedule's k (right)")
+    right.set_ylabel("schedule's k")
+    right.set_ylim(0, max(ks.max(), 1) * 2.2)  # keep the k steps in the lower part, under the curves
+    right.grid(False)
+    right.spines["right"].set_visible(True)
     for c in a.mix.levels:
         gain.axvline(c, color=st.RANGE, lw=2, alpha=0.5)
     gain.set_xlabel("running requests (batch)")
     gain.set_ylabel("decode speedup over this mix")
     gain.set_title("predicted gain (bands: observed)", loc="left", fontsize=9)
-    gain.legend(loc="upper right")
+    handles = gain.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
+    gain.legend(handles=handles, loc="upper right")
     return fig

@@ -57,7 +57,7 @@ def lines(a: Answer) -> list[tuple[str, str]]:
                     f"inference time: {t.little_concurrency:.1f})"),
         ("prefix cache", "no prefix-cache queries" if t.prefix_hit_share is None
          else f"{t.prefix_hit_share:.0%} of prompt tokens hit (prefill not recomputed)"),
-        ("server speed", f"{mean * 1e3:.2f} ms per output token measured (90% {low * 1e3:.2f}-{high * 1e3:.2f}) at "
+        ("server speed", f"{mean * 1e3:.2f} ms per output token measured (90% {low * 1e3:.2f}-{high * 1e3:.2f}) "
                          f"{_at(anc.k)}; the cost model predicted {anc.predicted * 1e3:.2f} ms: it was off by "
                          f"x{anc.factor:.2f} (x{f_low:.2f}-x{f_high:.2f}; the server is {off}). One point fixes "
                          "the scale, not the shape: times below are scaled to this server, speedups are the model's"),

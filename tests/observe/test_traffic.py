@@ -32,7 +32,8 @@ def test_bucket_lengths_keep_the_exact_mean_inside_their_buckets():
     assert prompt.values.tolist() == pytest.approx([37.0])  # one bucket: its length is the mean itself
     assert (output.counts * output.values).sum() / output.counts.sum() == pytest.approx(output.mean)
     assert np.all((output.lo <= output.values) & (output.values <= output.hi))
-    assert output.quantile(0.5) == pytest.approx(10 + 10 * (0.5 / 0.75))
+    assert output.quantile(0.5) == output.values[0] and output.quantile(0.9) == output.values[1]
+    assert prompt.spread() == pytest.approx(30 / np.sqrt(12) * np.sqrt(4 / 3))  # one bucket: its width, uniform
 
 
 def test_a_counter_that_went_down_is_a_restart_and_the_end_alone_counts():
