@@ -28,7 +28,7 @@ def observe(
                                          "with config.json (default: the profile the metrics' model name matches)."),
     draft: Optional[str] = typer.Option(None, "--draft", help="Draft model / EAGLE head (profile or directory)."),
     method: str = typer.Option("draft_model", "--method", help="How drafts are (or would be) proposed: "
-                               "draft_model, eagle, eagle3, mtp, ngram, ... (`specadvisor list methods`)."),
+                               "draft_model, eagle, eagle3, mtp, ngram or another of `specadvisor list methods`."),
     gpu: str = typer.Option("auto", "--gpu", help="GPU profile (`specadvisor list hardware`), or auto (NVML)."),
     num_gpus: int = typer.Option(1, "--num-gpus", help="The server's tensor-parallel size."),
     temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature the traffic uses."),

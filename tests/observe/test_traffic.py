@@ -67,3 +67,13 @@ def test_not_vllm_and_not_prometheus_are_refused():
         snapshot("<html>\n", "x")
     with pytest.raises(InputError, match="positive time"):
         Window("w", "", "", 0.0, (Sample(0, 0, 0),))
+
+
+def test_one_token_requests_do_not_pull_the_measured_tpot_down():
+    """vLLM observes TPOT 0 for a request with one output token (no decode); those zeros are not decode speed."""
+    lines = _scrape([0, 0, 4, 0, 0], 160, [4, 0, 0, 0, 0], 4, 4).splitlines()  # (0, 10] holds them here
+    lines += _hist("vllm:request_time_per_output_token_seconds", [4, 0, 0, 0, 0], 0.0)
+    lines += _hist("vllm:request_time_per_output_token_seconds", [2, 0, 0, 0, 0], 0.1, engine="1")
+    snap = snapshot("\n".join(lines) + "\n", "t")
+    zeros = 4.0  # the four one-token requests: what the output histogram's first bucket counts
+    assert histogram(snap, "vllm:request_time_per_output_token_seconds", zeros=zeros).total == 2
