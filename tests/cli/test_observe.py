@@ -2,11 +2,11 @@
 loopback HTTP endpoint that is not vLLM: each documented behaviour, and every bad input as one line, exit 2."""
 
 import json
-import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
+from loopback import serving
 
 from advisor.cli.app import main
 from advisor.measured import metrics
@@ -117,12 +117,8 @@ class _Endpoint(BaseHTTPRequestHandler):
 @pytest.fixture
 def endpoint():
     """A loopback HTTP server answering every GET with `_Endpoint.body`."""
-    httpd = HTTPServer(("127.0.0.1", 0), _Endpoint)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(_Endpoint) as url:
+        yield url
 
 
 def test_an_endpoint_that_is_not_prometheus_text_is_refused_before_the_window(capsys, endpoint, monkeypatch):
