@@ -1,6 +1,7 @@
 """The observed traffic as a capacity plan (`specadvisor review` reads it): one workload with the window's request
-rate, length buckets and acceptance, and the server as the one deployment. The SLOs are what the server delivered
-(p90 TTFT and TPOT over the window): a starting point to edit, not the user's targets."""
+rate, length buckets and acceptance, and the server as the one deployment. The SLOs are what the server delivered:
+the upper edge of the histogram bucket that holds its p90 TTFT and TPOT over the window (what the buckets vouch
+for). A starting point to edit, not the user's targets."""
 
 from __future__ import annotations
 
@@ -32,9 +33,9 @@ def _acceptance(a: Answer, alpha: float | None, task: str | None) -> str:
 def plan_text(a: Answer, *, target: str, draft: str | None, gpu: str, method: str, num_gpus: int,
               alpha: float | None = None, task: str | None = None) -> str:
     t, setup = a.traffic, a.scenario.setup
-    ttft_ms, tpot_ms = t.ttft.quantile(0.9) * 1e3, t.tpot.quantile(0.9) * 1e3
+    ttft_ms, tpot_ms = t.ttft.quantile_bound(0.9) * 1e3, t.tpot.quantile_bound(0.9) * 1e3
     lines = [f"title = {json.dumps(f'observed traffic of {t.model}')}",
-             f"description = {json.dumps(f'{t.requests} requests over {t.seconds:.0f} s at {t.origin}; SLOs = the p90 the server delivered')}",
+             f"description = {json.dumps(f'{t.requests} requests over {t.seconds:.0f} s at {t.origin}; SLOs = the bucket edges over the p90 the server delivered')}",
              "", "[[workload]]", 'name = "observed"', f"rate = {t.rate:.6g}",
              f"temperature = {a.scenario.temperature:g}", f"prompt = {_buckets(t.prompt)}",
              f"output = {_buckets(t.output)}", f"acceptance = {_acceptance(a, alpha, task)}",

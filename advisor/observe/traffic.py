@@ -116,6 +116,13 @@ class Histogram:
         cum = np.cumsum(self.counts) / self.counts.sum()
         return float(self.values[min(int(np.searchsorted(cum, q - 1e-12)), len(cum) - 1)])
 
+    def quantile_bound(self, q: float) -> float:
+        """The upper edge of the bucket that holds the q-quantile: what the histogram vouches the q-quantile is
+        under (its representative for the open last bucket)."""
+        cum = np.cumsum(self.counts) / self.counts.sum()
+        i = min(int(np.searchsorted(cum, q - 1e-12)), len(cum) - 1)
+        return float(self.hi[i] if math.isfinite(self.hi[i]) else self.values[i])
+
     def spread(self) -> float:
         """Standard deviation of the values, each bucket's spread about its representative plus a uniform spread
         over its width (what the buckets do not show is taken as wide as they allow)."""

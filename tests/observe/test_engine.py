@@ -10,7 +10,6 @@ acceptance observe reports is checked against the server's own spec-decode count
 import json
 import re
 import threading
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,10 +24,10 @@ from calibration.engine.testpair import PairSpec, make_pair
 pytestmark = pytest.mark.engine
 
 K = 3
-# One request at a time with long outputs, then eight at a time with short ones: 24 requests, so the eight stay in
-# flight long enough (~2-4 s) for the gauge samples to show them, not only the ramp.
+# One request at a time with long outputs, then eight at a time with short ones: 48 requests, so the eight stay in
+# flight long enough (~2-3 s) for the gauge samples to show more than the ramp and the tail.
 PHASES = (Phase(prompt_len=40, out_len=96, requests=3, concurrency=1),
-          Phase(prompt_len=160, out_len=24, requests=24, concurrency=8))
+          Phase(prompt_len=160, out_len=24, requests=48, concurrency=8))
 VOCAB = 4096  # the default TinyArch's: the tiny-llama-target / tiny-llama-draft profiles' architecture
 EVERY_S = 0.1
 PAIR = ["--target", "tiny-llama-target", "--draft", "tiny-llama-draft", "--gpu", "cpu-xeon-icelake-2vcpu"]
@@ -109,8 +108,12 @@ def test_observe_derives_the_load_it_saw_and_a_schedule_that_follows_the_model(l
             (bucket,) = hist["buckets"]  # every request in the one bucket that holds the length sent
             assert bucket["lo"] < sent <= (bucket["hi"] or float("inf")) and bucket["count"] == w.phase.requests
             assert round(bucket["value"]) == sent
-        busy = Counter({c["running"]: c["share"] for c in out["concurrency"] if c["running"] > 0})
-        assert max(busy) <= w.phase.concurrency and busy.most_common(1)[0][0] == w.phase.concurrency
+        # The server runs at most what the generator keeps in flight, and reaches it; between one request's answer
+        # and the next one's arrival it runs one fewer, and the ramp and the tail run fewer still, so the samples
+        # sit mostly, not only, at the generator's concurrency (one at a time: exactly 1 whenever busy).
+        busy = {c["running"]: c["share"] for c in out["concurrency"] if c["running"] > 0}
+        mean = sum(c * s for c, s in busy.items()) / sum(busy.values())
+        assert max(busy) == w.phase.concurrency and mean >= w.phase.concurrency / 2, busy
         assert out["speculation"]["k"] == K
         assert plan.read_text().count("[[workload]]") == 1 and picture.stat().st_size > 10_000
     # each phase's k at its own concurrency is the one the model finds best for its shape, so the schedules differ

@@ -33,6 +33,7 @@ def test_bucket_lengths_keep_the_exact_mean_inside_their_buckets():
     assert (output.counts * output.values).sum() / output.counts.sum() == pytest.approx(output.mean)
     assert np.all((output.lo <= output.values) & (output.values <= output.hi))
     assert output.quantile(0.5) == output.values[0] and output.quantile(0.9) == output.values[1]
+    assert output.quantile_bound(0.5) == 20.0 and output.quantile_bound(0.9) == 50.0
     assert prompt.spread() == pytest.approx(30 / np.sqrt(12) * np.sqrt(4 / 3))  # one bucket: its width, uniform
 
 
