@@ -10,7 +10,6 @@ from loopback import serving
 
 from advisor.cli.app import main
 from advisor.measured import metrics
-from advisor.observe import scrape
 from advisor.review.plan import load_plan
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -137,12 +136,3 @@ def test_an_unreachable_server_is_one_line(capsys):
     with HTTPServer(("127.0.0.1", 0), _Endpoint) as closed:
         port = closed.server_address[1]
     assert "cannot reach" in _fails(capsys, "observe", f"http://127.0.0.1:{port}", "--seconds", "1", *PAIR)
-
-
-def test_a_live_window_is_recorded_between_two_scrapes_with_samples_between(endpoint, monkeypatch):
-    text = json.loads((DATA / "observe_base.json").read_text())["end"].encode()
-    monkeypatch.setattr(_Endpoint, "body", text)
-    now = [0.0]
-    window = scrape.record(endpoint, 1.0, 0.25, clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
-    assert window.seconds == pytest.approx(1.0) and len(window.samples) == 3
-    assert all(s.running == window.samples[0].running for s in window.samples)
