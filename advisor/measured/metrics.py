@@ -33,6 +33,10 @@ HTTP_TIMEOUT_S = 10.0  # a healthy /metrics answers in milliseconds; past this t
 # Prometheus counters are float64: past 2**53 they no longer count one by one, so a larger value is not a count
 # any server reached (a server drafting a million tokens a second would take 285 years).
 MAX_COUNT = 2.0**53
+# A vLLM server's /metrics is ~100-300 kB (one engine, every histogram); 16 MiB holds dozens of engines and LoRA
+# adapters. Past it the answer is not a metrics page (a file download, a misrouted proxy): reading on would only
+# fill memory.
+MAX_BYTES = 16 * 2**20
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +52,7 @@ def read_text(where: str, timeout: float = HTTP_TIMEOUT_S) -> str:
         url = where.rstrip("/") + "/metrics" if urlparse(where).path in ("", "/") else where
         try:
             with urllib.request.urlopen(url, timeout=timeout) as response:
-                return response.read().decode("utf-8", errors="replace")
+                return _capped(response.read(MAX_BYTES + 1), url)
         except urllib.error.HTTPError as exc:
             raise InputError(f"{url} answered HTTP {exc.code} {exc.reason}: is this a vLLM server's /metrics?") from None
         except (urllib.error.URLError, OSError) as exc:
@@ -58,9 +62,17 @@ def read_text(where: str, timeout: float = HTTP_TIMEOUT_S) -> str:
     if not path.is_file():
         raise InputError(f"no metrics file {where!r}: give a file of Prometheus text or a URL starting with http://")
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        with path.open("rb") as f:
+            return _capped(f.read(MAX_BYTES + 1), where)
     except OSError as exc:
         raise InputError(f"cannot read {where}: {exc.strerror}") from None
+
+
+def _capped(data: bytes, origin: str) -> str:
+    """The text of a read of at most MAX_BYTES + 1 bytes; one byte more than the cap means there was more."""
+    if len(data) > MAX_BYTES:
+        raise InputError(f"{origin} sent more than {MAX_BYTES // 2**20} MiB: that is not a vLLM /metrics page")
+    return data.decode("utf-8", errors="replace")
 
 
 def parse(text: str, origin: str) -> Scrape:

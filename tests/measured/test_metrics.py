@@ -3,13 +3,13 @@ write, a live HTTP endpoint, two-scrape deltas, and every way the input can be w
 
 import json
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from loopback import serving
 from typer.testing import CliRunner
 
 from advisor.cli.app import app
@@ -153,12 +153,8 @@ class _Metrics(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server():
-    httpd = HTTPServer(("127.0.0.1", 0), _Metrics)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(_Metrics) as url:
+        yield url
 
 
 def test_live_server_is_scraped_at_slash_metrics(server):
