@@ -85,7 +85,7 @@ def rounded(value):
 
 
 def comparable(name: str, output: str):
-    """What the snapshot keeps of a case's output: a JSON report parsed, its floats rounded; other formats as printed."""
+    """What the snapshot keeps of an output: a JSON report parsed, its floats rounded; other formats as printed."""
     return rounded(json.loads(output)) if "--format" not in CASES[name] else output
 
 

@@ -14,8 +14,9 @@ SUITES = {"passing": "def test_a():\n    assert 1 + 1 == 2\n\ndef test_b():\n   
 
 def _timed(tmp_path: Path, suite: str, limit: str, *extra: str) -> subprocess.CompletedProcess:
     (tmp_path / "test_suite.py").write_text(SUITES[suite])
-    return subprocess.run(["bash", str(SCRIPT), limit, sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
-                           "-c", "/dev/null", "--rootdir", str(tmp_path), *extra, str(tmp_path / "test_suite.py")],
+    pytest = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-c", "/dev/null",
+              "--rootdir", str(tmp_path), *extra, str(tmp_path / "test_suite.py")]
+    return subprocess.run(["bash", str(SCRIPT), limit, *pytest],
                           capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False)
 
 
