@@ -12,14 +12,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from advisor import confidence
 from advisor.model import memory
 from advisor.model.speculative import Setup, request_times, tpot_speedup
 from advisor.model.truncation import alpha_for_tokens_per_step
+from advisor.model.uncertainty import cost_factors
 from advisor.scenario import Scenario
 from advisor.verdict import Check, checks, decide
-from advisor.vllm import MAX_SCHEDULE_BATCH
+from advisor.vllm import MAX_K, MAX_SCHEDULE_BATCH
 
-K_TABLE = 16  # the per-k table runs k = 0..16
+K_TABLE = MAX_K  # the per-k table runs k = 0..MAX_K: the k the advisor may choose are those --k accepts
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +33,9 @@ class Advice:
     e2e_speedup: np.ndarray  # per k, each side at the concurrency it holds
     throughput_speedup: np.ndarray  # per k, output tokens/s, each side at the concurrency it holds
     concurrency: np.ndarray  # per k: requests running at once, min(batch, what memory holds); [0] = baseline
-    best_k: int  # the evaluated k: the best one, or --k (0: speculation off)
+    # (TPOT compares both sides at concurrency[k]; end to end and throughput each side at its own)
+    best_k: int  # the evaluated k: the best one, or --k (0: speculation off, or the evaluated k does not fit)
+    shown_k: int  # the k whose memory, concurrency and checks are shown: the evaluated k, or 1 when off
     e2e_range: tuple[float, float]  # e2e speedup at best k over the acceptance range (low α, high α)
     break_even_alpha: float | None  # decode break-even at this batch and context; None: never pays, or no decode
     paying_batches: list[tuple[int, int]]  # batch ranges (inclusive) where the best k's decode gains
@@ -42,6 +46,10 @@ class Advice:
     checks: list[Check]  # the talk's four checks, each with its numbers
     verdict: str  # enable | marginal | disable (`verdict.rule`)
     reasons: list[str]  # why, in numbers
+    bands: confidence.Bands | None = None  # 80% intervals per k: the acceptance's range and the cost model's error
+    break_even_range: tuple[float | None, float | None] = (None, None)  # break-even α at the cost model's 80% ends
+    paying_range: tuple[list, list] = ([], [])  # paying_batches at the low and high ends of the 80% interval
+    critical_range: tuple[int | None, int | None] = (0, 0)  # critical_batch of each of paying_range
 
     def at_best(self, values: np.ndarray) -> float:
         return float(values[self.best_k])
@@ -84,48 +92,58 @@ def mean_waves(batch, conc) -> np.ndarray:
 
 def at_concurrency(setup: Setup, E, ks, batch, conc_base, conc_spec, prompt_len, out_len):
     """(TPOT, end-to-end, throughput) speedups for a batch of `batch` requests, with the baseline running
-    `conc_base` of them at once and speculation `conc_spec` (per k). TPOT is per running request; end to end is
-    the batch's mean latency, the requests that wait for a slot included (`mean_waves`); throughput is each side
-    serving at the concurrency it holds. A side that holds none runs nothing (throughput 0)."""
+    `conc_base` of them at once and speculation `conc_spec` (per k). TPOT compares equal concurrency: both sides
+    at conc_spec, so it is the decode gain of drafting alone (at most k + 1 tokens per step). What the draft's
+    memory does to concurrency shows where it belongs: end to end is the batch's mean latency, the requests that
+    wait for a slot included (`mean_waves`); throughput is each side serving at the concurrency it holds. A side
+    that holds none runs nothing (throughput 0)."""
     base = request_times(setup, 1.0, 0, np.maximum(conc_base, 1), prompt_len, out_len)
     spec = request_times(setup, E, ks, np.maximum(conc_spec, 1), prompt_len, out_len)
     e2e = base.e2e_baseline * mean_waves(batch, conc_base) / (spec.e2e_spec * mean_waves(batch, conc_spec))
     with np.errstate(divide="ignore", invalid="ignore"):
         throughput = np.where(conc_base > 0, (conc_spec / spec.e2e_spec) / (conc_base / base.e2e_baseline), 0.0)
-    return base.tpot_baseline / spec.tpot_spec, e2e, throughput
+    return spec.tpot_baseline / spec.tpot_spec, e2e, throughput  # spec.tpot_baseline: a plain step at conc_spec
 
 
-def break_even_alpha(setup: Setup, batch: int, context: float, ks: np.ndarray, decode_tokens: int) -> float | None:
-    """Smallest α at which some k ≥ 1 decodes faster than no speculation. Speedup = E·t_decode/t_iter(k), and
-    t_iter does not depend on α, so per k the break-even solves tokens per step (over the request's decode
-    tokens) = t_iter/t_decode exactly. None when no α pays, or when there is no decode (one output token)."""
+def break_even_alpha(setup: Setup, batch: int, context: float, ks: np.ndarray, decode_tokens: int,
+                     scales=(1.0,)) -> list[float | None]:
+    """Smallest α at which some k ≥ 1 decodes faster than no speculation, one per entry of `scales` (a factor on
+    the predicted speedup: the cost model's error at an end of its interval; 1: as predicted). Speedup =
+    E·t_decode/t_iter(k), and t_iter does not depend on α, so per k the break-even solves tokens per step (over the
+    request's decode tokens) = t_iter/(scale·t_decode) exactly, all scales in one vectorised solve. None where no α
+    pays, or when there is no decode (one output token)."""
     ks = ks[ks > 0].astype(float)
     if decode_tokens < 1 or ks.size == 0:
-        return None
-    needed = setup.iteration_time(ks, batch, context) / setup.decode_step(batch, context)  # E that breaks even
-    alphas = alpha_for_tokens_per_step(needed, ks, decode_tokens)  # NaN where not even α = 1 reaches it
-    return None if np.isnan(alphas).all() else float(np.nanmin(alphas))
+        return [None] * len(scales)
+    ratio = setup.iteration_time(ks, batch, context) / setup.decode_step(batch, context)
+    needed = ratio[None, :] / np.asarray(scales, dtype=float)[:, None]  # E that breaks even, per scale and k
+    # NaN where not even α = 1 reaches it; α is the acceptance on the steps that draft (n-gram: that find a match)
+    alphas = alpha_for_tokens_per_step(needed, ks[None, :], decode_tokens, setup.draft_share)
+    return [None if np.isnan(row).all() else float(np.nanmin(row)) for row in alphas]
 
 
-def _decode_gain(setup: Setup, E: np.ndarray, batches: np.ndarray, context: float, ks: np.ndarray) -> np.ndarray:
-    """Best decode speedup over `ks` at each batch, and the k that reaches it (0: none beats 1.0)."""
-    speed = tpot_speedup(setup, E[ks][None, :], ks[None, :], batches[:, None], context)
+def _decode_gain(setup: Setup, E: np.ndarray, batches: np.ndarray, context: float, ks: np.ndarray,
+                 scale: float = 1.0) -> np.ndarray:
+    """Best decode speedup over `ks` at each batch (times `scale`), and the k that reaches it (0: none beats 1.0)."""
+    speed = scale * tpot_speedup(setup, E[ks][None, :], ks[None, :], batches[:, None], context)
     return speed.max(axis=1), np.where(speed.max(axis=1) > 1.0, ks[speed.argmax(axis=1)], 0)
 
 
-def paying_batches(setup: Setup, E: np.ndarray, context: float, ks: np.ndarray, limit: int) -> list[tuple[int, int]]:
+def paying_batches(setup: Setup, E: np.ndarray, context: float, ks: np.ndarray, limit: int,
+                   scale: float = 1.0) -> list[tuple[int, int]]:
     """The batch ranges 1..limit where the best of `ks` decodes faster than no speculation. Usually one range from
     batch 1 (verification turns compute-bound as the batch grows: SmartSpec), but an MoE target or long context
     can make the gain rise with batch (more experts touched per step anyway; KV reads dominate: MagicDec), so
-    there can be a range that starts later, or two. Coarse grid, then each edge to the exact batch."""
+    there can be a range that starts later, or two. Coarse grid, then each edge to the exact batch. `scale`
+    multiplies every speedup (an end of the 80% interval)."""
     if ks.size == 0:
         return []
     grid = np.unique(np.round(np.geomspace(1, max(limit, 1), 400)))
-    pays = _decode_gain(setup, E, grid, context, ks)[0] > 1.0
+    pays = _decode_gain(setup, E, grid, context, ks, scale)[0] > 1.0
     edges = []  # the first batch of each change between pays and not
     for i in np.nonzero(pays[1:] != pays[:-1])[0]:
         fine = np.arange(grid[i], grid[i + 1] + 1)
-        fine_pays = _decode_gain(setup, E, fine, context, ks)[0] > 1.0
+        fine_pays = _decode_gain(setup, E, fine, context, ks, scale)[0] > 1.0
         edges.append(int(fine[np.nonzero(fine_pays != pays[i])[0][0]]))
     bounds = [1, *edges, int(grid[-1]) + 1]
     first = bool(pays[0])
@@ -157,43 +175,64 @@ def schedule(setup: Setup, E: np.ndarray, context: float, ks: np.ndarray, max_ba
     return runs
 
 
+def running(s: Scenario, ks: np.ndarray) -> tuple[list[memory.MemoryBudget], np.ndarray]:
+    """Each k's memory budget, and the requests that run at once at each k ([0]: the baseline): min(batch, what
+    the KV cache holds, vLLM's scheduler limits: max_num_seqs and the token budget). 0 where nothing fits."""
+    budgets = [memory.budget_for(s.setup, s.hardware, int(k), prompt_len=s.prompt_len, out_len=s.out_len,
+                                 gpu_memory_utilization=s.gpu_memory_utilization) for k in ks]
+    conc = np.array([min(s.batch, b.max_concurrency_spec) for b in budgets], dtype=float)
+    conc[0] = min(s.batch, budgets[0].max_concurrency_baseline)
+    return budgets, np.minimum(conc, s.setup.max_running(ks))
+
+
 def advise(s: Scenario) -> Advice:
     setup, acc = s.setup, s.acceptance
     ks = np.arange(0, max(K_TABLE, s.k or 0) + 1)
     E = s.tokens_per_step(ks)
-    budgets = [memory.budget_for(setup, s.hardware, int(k), prompt_len=s.prompt_len, out_len=s.out_len,
-                                 gpu_memory_utilization=s.gpu_memory_utilization) for k in ks]
-    conc = np.array([min(s.batch, b.max_concurrency_spec) for b in budgets], dtype=float)
-    conc[0] = min(s.batch, budgets[0].max_concurrency_baseline)
-    conc = np.minimum(conc, setup.max_running(ks))  # vLLM's scheduler: max_num_seqs and the token budget
+    budgets, conc = running(s, ks)
     # a k whose pair holds not one request does not run: no speedup to speak of
     tpot, e2e, throughput = (np.where(conc >= 1, x, 0.0) for x in
                              at_concurrency(setup, E, ks, s.batch, conc[0], conc, s.prompt_len, s.out_len))
     choosable = ks[candidates(s, ks)]
     allowed = candidates(s, ks) & (conc >= 1)
-    best_k = s.k if s.k is not None else int(choose_k(e2e, throughput, allowed))
-
-    shown_k = best_k or 1
-    low_high = tuple(float(at_concurrency(setup, s.tokens_per_step(shown_k, alpha), shown_k, s.batch, conc[0],
-                                          conc[shown_k], s.prompt_len, s.out_len)[1]) if conc[shown_k] >= 1 else 0.0
-                     for alpha in (acc.low, acc.high))
+    chosen = s.k if s.k is not None else int(choose_k(e2e, throughput, allowed))
+    best_k = chosen if conc[chosen] >= 1 else 0  # a k that does not fit is never best: nothing runs there
+    shown_k = chosen or 1
+    ends = [[np.where(conc >= 1, x, 0.0) for x in at_concurrency(setup, s.tokens_per_step(ks, alpha), ks, s.batch,
+                                                                   conc[0], conc, s.prompt_len, s.out_len)]
+            for alpha in (acc.low, acc.high)]
+    low_high = (float(ends[0][1][shown_k]), float(ends[1][1][shown_k]))
+    b = confidence.bands(s, E, ks, conc, (tpot, e2e, throughput), *ends)
     m = budgets[shown_k]
-    limit = min(max(m.max_concurrency_spec, s.batch), setup.target_cost.max_num_seqs)  # vLLM runs no more
+    # the most requests that can run at once: larger batches wait for a slot, so no batch beyond it runs
+    limit = max(min(m.max_concurrency_spec, setup.target_cost.max_num_seqs), 1)
     evaluated = np.array([s.k]) if s.k is not None else choosable  # the k the ranges speak of
     ranges = paying_batches(setup, E, s.context, evaluated, limit) if s.decode_tokens >= 1 else []
-    breakeven = break_even_alpha(setup, s.batch, s.context, choosable, s.decode_tokens)
+    at_once = int(max(conc[shown_k], 1))  # break-even where speculation runs, not at the batch asked for
+    worse, better = (float(f) for f in cost_factors(b.sigma_cost[shown_k]))
+    breakeven, *breakeven_ends = break_even_alpha(setup, at_once, s.context, choosable, s.decode_tokens,
+                                                  (1.0, better, worse))
+    point = b.tpot.point[shown_k]
+    factors = (float(b.tpot.low[shown_k] / point), float(b.tpot.high[shown_k] / point)) if point > 0 else (1.0, 1.0)
+    paying_ends = tuple(paying_batches(setup, E, s.context, evaluated, limit, f) if s.decode_tokens >= 1 else []
+                        for f in factors)
+    if conc[shown_k] < 1:  # speculation at the shown k does not fit: no break-even, no batch where it gains
+        ranges, breakeven, breakeven_ends, paying_ends = [], None, [None, None], ([], [])
     base = request_times(setup, 1.0, 0, max(conc[0], 1), s.prompt_len, s.out_len)
     prefill_fraction = float(base.prefill / base.e2e_baseline)
-    verdict, reasons = decide(s, m, best_k, e2e, min(low_high), float(throughput[best_k]), conc, candidates(s, ks))
+    verdict, reasons = decide(s, m, chosen, e2e, float(b.e2e.low[shown_k]), float(throughput[chosen]), conc,
+                              candidates(s, ks), confidence.narrowing(b.e2e, shown_k))
     dynamic = s.k is None and verdict != "disable" and best_k > 0
     pasted = schedule(setup, E, s.context, ks[allowed], int(np.clip(limit, 1, MAX_SCHEDULE_BATCH)),
                       pin=(int(conc[best_k]), best_k)) if dynamic else []
     return Advice(
         scenario=s, ks=ks, tokens_per_step=E, tpot_speedup=tpot, e2e_speedup=e2e, throughput_speedup=throughput,
-        concurrency=conc, best_k=best_k, e2e_range=low_high, break_even_alpha=breakeven, paying_batches=ranges,
+        concurrency=conc, best_k=best_k, shown_k=shown_k, e2e_range=low_high, break_even_alpha=breakeven,
+        paying_batches=ranges,
         critical_batch=critical_batch(ranges, limit), memory=m, prefill_fraction=prefill_fraction, schedule=pasted,
-        checks=checks(s, m, breakeven, ranges, prefill_fraction, conc, best_k, float(throughput[shown_k])),
-        verdict=verdict, reasons=reasons,
+        checks=checks(s, m, breakeven, ranges, prefill_fraction, conc, shown_k, float(throughput[shown_k]), limit),
+        verdict=verdict, reasons=reasons, bands=b, break_even_range=tuple(breakeven_ends), paying_range=paying_ends,
+        critical_range=tuple(critical_batch(r, limit) for r in paying_ends),
     )
 
 

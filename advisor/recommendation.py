@@ -11,37 +11,40 @@ from dataclasses import dataclass
 
 from advisor.advise import Advice, times_at
 from advisor.model.enginecost import is_cpu
+from advisor.recommendation_interval import Closed as _Closed
+from advisor.recommendation_interval import Interval, interval_of, optional
 from advisor.verdict import binding
 from advisor.vllm import batch_defaults, serve_command, speculative_config
 
 SCHEMA_VERSION = 1
 
 
-class _Closed:
-    """Base of every part: JSON validation (pydantic reads this) refuses keys a part does not declare."""
-
-    __slots__ = ()
-    __pydantic_config__ = {"extra": "forbid"}
-
-
 @dataclass(frozen=True, slots=True)
 class Speedup(_Closed):
-    """Baseline over speculative, at best_k."""
+    """Baseline over speculative, at best_k; null where it does not fit (nothing runs, so no speedup)."""
 
-    tpot: float  # decode time per output token, baseline / speculative
-    e2e_latency: float  # whole request (prefill + decode) at the given batch
-    throughput: float  # output tokens/s, each side capped by the concurrency its memory allows
+    tpot: float | None  # decode time per output token, baseline / speculative, both at the speculative concurrency
+    e2e_latency: float | None  # whole request (prefill + decode) at the given batch, each side at its concurrency
+    throughput: float | None  # output tokens/s, each side capped by the concurrency its memory allows
 
 
 @dataclass(frozen=True, slots=True)
 class PerK(_Closed):
-    """One row of the per-k table."""
+    """One row of the per-k table; its speedups are null where it does not fit."""
 
     k: int  # draft length (0: speculation off)
     expected_tokens_per_step: float  # over this request's out_len - 1 decode tokens (its last step cut at max_tokens)
-    tpot_speedup: float  # as Speedup.tpot, at this k
-    e2e_speedup: float  # as Speedup.e2e_latency, at this k
-    throughput_speedup: float  # as Speedup.throughput, at this k
+    tpot_speedup: float | None  # as Speedup.tpot, at this k (both sides at `concurrency`); null: does not fit
+    e2e_speedup: float | None  # as Speedup.e2e_latency, at this k
+    throughput_speedup: float | None  # as Speedup.throughput, at this k
+    fits: bool  # at least one request runs at this k (k = 0: the target alone)
+    concurrency: int  # requests running at once at this k: min(batch, what memory and the scheduler hold)
+    tpot_low: float | None  # low end of tpot_speedup's 80% interval (acceptance range and cost model's error)
+    tpot_high: float | None  # ... its high end
+    e2e_low: float | None  # low end of e2e_speedup's 80% interval
+    e2e_high: float | None  # ... its high end
+    throughput_low: float | None  # low end of throughput_speedup's 80% interval
+    throughput_high: float | None  # ... its high end
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,16 +101,6 @@ class Vllm(_Closed):
 
 
 @dataclass(frozen=True, slots=True)
-class Interval(_Closed):
-    """The end-to-end speedup at best_k over the acceptance range."""
-
-    e2e_low: float  # e2e speedup at best k at the low end of the acceptance range
-    e2e_high: float  # ... at its high end
-    alpha_low: float  # low end of the acceptance range
-    alpha_high: float  # high end of the acceptance range
-
-
-@dataclass(frozen=True, slots=True)
 class Inputs(_Closed):
     """The resolved inputs."""
 
@@ -134,7 +127,7 @@ class Concurrency(_Closed):
 
     batch: int  # the requests asked for
     baseline: int  # running at once without speculation: min(batch, what the KV cache holds)
-    speculative: int  # ... with speculation at best_k (k = 1 when off)
+    speculative: int  # ... with speculation at the evaluated k (k = 1 when off)
     binds: str  # what memory does to the batch, in words; empty when both sides hold it
 
 
@@ -149,7 +142,7 @@ class Recommendation(_Closed):
     speedup: Speedup  # at best_k
     interval: Interval  # end-to-end speedup over the acceptance range
     per_k: tuple[PerK, ...]  # k = 0..16, or up to the asked-for k when larger
-    break_even_alpha: float | None  # below it no k pays; None: no α pays
+    break_even_alpha: float | None  # below it no k pays; None: no α pays, or speculation does not fit
     critical_batch: int | None  # end of the paying range from batch 1 (0: batch 1 loses; None: gains up to the limit)
     memory: Memory  # the VRAM budget at best_k (k = 1 when off, to show the cost)
     time_split: TimeSplit  # where one request's time goes
@@ -165,29 +158,34 @@ def _gb(nbytes: float) -> float:
     return round(float(nbytes) / 1e9, 3)
 
 
-def _maybe(kind, value):
-    return None if value is None else kind(value)
-
-
 def from_advice(a: Advice) -> Recommendation:
     """The recommendation for an Advice: its numbers as plain Python values, and the vLLM flags at its best k."""
     acc, k = a.scenario.acceptance, int(a.best_k)
     return Recommendation(
         schema_version=SCHEMA_VERSION, verdict=a.verdict, reasons=tuple(a.reasons), best_k=k,
-        speedup=Speedup(tpot=a.at_best(a.tpot_speedup), e2e_latency=a.at_best(a.e2e_speedup),
-                        throughput=a.at_best(a.throughput_speedup)),
-        interval=Interval(e2e_low=float(min(a.e2e_range)), e2e_high=float(max(a.e2e_range)),
-                          alpha_low=float(acc.low), alpha_high=float(acc.high)),
+        speedup=Speedup(tpot=_ran(a, a.tpot_speedup, k), e2e_latency=_ran(a, a.e2e_speedup, k),
+                        throughput=_ran(a, a.throughput_speedup, k)),
+        interval=interval_of(a),
         per_k=tuple(PerK(k=int(kk), expected_tokens_per_step=float(a.tokens_per_step[i]),
-                         tpot_speedup=float(a.tpot_speedup[i]), e2e_speedup=float(a.e2e_speedup[i]),
-                         throughput_speedup=float(a.throughput_speedup[i])) for i, kk in enumerate(a.ks)),
-        break_even_alpha=_maybe(float, a.break_even_alpha), critical_batch=_maybe(int, a.critical_batch),
+                         tpot_speedup=_ran(a, a.tpot_speedup, i), e2e_speedup=_ran(a, a.e2e_speedup, i),
+                         throughput_speedup=_ran(a, a.throughput_speedup, i), fits=bool(a.concurrency[i] >= 1),
+                         concurrency=int(a.concurrency[i]),
+                         **{f"{name}_{end}": _ran(a, getattr(getattr(a.bands, name), end), i)
+                            for name in ("tpot", "e2e", "throughput") for end in ("low", "high")})
+                    for i, kk in enumerate(a.ks)),
+        break_even_alpha=optional(float, a.break_even_alpha), critical_batch=optional(int, a.critical_batch),
         memory=_memory(a), time_split=_time_split(a),
         checks=tuple(CheckOut(name=c.name, ok=bool(c.ok), detail=c.detail) for c in a.checks),
         vllm=_vllm(a), cost_source=a.scenario.cost_source, inputs=_inputs(a),
         paying_batches=tuple((int(lo), int(hi)) for lo, hi in a.paying_batches),
         concurrency=Concurrency(batch=int(a.scenario.batch), baseline=int(a.concurrency[0]),
-                                speculative=int(a.concurrency[k or 1]), binds=binding(a.scenario, a.concurrency, k or 1)))
+                                speculative=int(a.concurrency[a.shown_k]),
+                                binds=binding(a.scenario, a.concurrency, a.shown_k)))
+
+
+def _ran(a: Advice, values, k: int) -> float | None:
+    """The speedup at k, or None where k does not fit (at k = 0: where the target alone does not)."""
+    return float(values[k]) if a.concurrency[k] >= 1 else None
 
 
 def _memory(a: Advice) -> Memory:
@@ -232,6 +230,6 @@ def _inputs(a: Advice) -> Inputs:
     return Inputs(
         target=setup.target.name, draft=setup.draft.name if setup.draft else None, method=setup.method,
         gpu=s.hardware.name, num_gpus=int(setup.tp), batch=int(s.batch), prompt_len=int(s.prompt_len),
-        out_len=int(s.out_len), temperature=float(s.temperature), k=_maybe(int, s.k),
+        out_len=int(s.out_len), temperature=float(s.temperature), k=optional(int, s.k),
         gpu_memory_utilization=float(s.gpu_memory_utilization), alpha=float(acc.alpha),
-        acceptance_source=acc.source, acceptance_notes=tuple(acc.notes), cost_ratio=_maybe(float, setup.cost_ratio))
+        acceptance_source=acc.source, acceptance_notes=tuple(acc.notes), cost_ratio=optional(float, setup.cost_ratio))

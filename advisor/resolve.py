@@ -24,7 +24,9 @@ from advisor.model.speculative import Setup
 from advisor.profiles.calibrated import costs_for
 from advisor.profiles.catalog import load_hardware, load_model, names, slug
 from advisor.profiles.localgpu import resolve_gpu
+from advisor.profiles.model_error import DATASHEET, for_costs
 from advisor.scenario import Scenario
+from advisor.vllm import check_scheduler
 
 DEFAULT_TARGET = "llama-3.1-8b-instruct"
 DEFAULT_GPU = "rtx-pro-6000-blackwell"
@@ -57,8 +59,13 @@ def resolve_acceptance(inp: AcceptanceInput, temperature: float, read_metrics: M
                                       ("--task", inp.task), ("--metrics", inp.metrics)) if value is not None]
     if len(given) > 1:
         raise InputError(f"give one acceptance source, not {' and '.join(given)}")
-    if not 0.0 <= temperature <= acc_mod.MAX_TEMPERATURE:
-        raise InputError(f"--temperature must be in [0, {acc_mod.MAX_TEMPERATURE:g}], got {temperature}")
+    for flag, value in (("--temperature", temperature), ("--measured-temperature", inp.measured_temperature)):
+        if value is not None and not 0.0 <= value <= acc_mod.MAX_TEMPERATURE:  # NaN fails too
+            raise InputError(f"{flag} must be in [0, {acc_mod.MAX_TEMPERATURE:g}] (what vLLM samples at), got {value}")
+    if inp.measured_k is not None and inp.rate is None and inp.length is None:
+        raise InputError(f"--measured-k {inp.measured_k} names the k an --acceptance-rate or --acceptance-length was "
+                         "measured at, and neither was given: add one, or drop --measured-k (--metrics and "
+                         "--acceptance-per-pos carry their own k)")
     if inp.rate is not None or inp.length is not None:
         if inp.measured_k is None:
             flag = "--acceptance-rate" if inp.rate is not None else "--acceptance-length"
@@ -206,13 +213,15 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
     target_cost, draft_cost, source = engine_costs(hw, target_spec, draft_spec, calibration, target_dtype,
                                                    max_num_seqs, max_num_batched_tokens, tp=num_gpus,
                                                    draft_weight_dtype=draft_dtype, kv_cache_dtype=kv_cache_dtype)
+    check_scheduler(target_cost.max_num_seqs, target_cost.max_num_batched_tokens,
+                    "" if max_num_seqs is not None else hw.name)
     setup = Setup(target=target_spec, target_cost=target_cost, method=method, draft=draft_spec,
                   draft_cost=draft_cost, tp=num_gpus, cost_ratio=cost_ratio, draft_share=acc.match_share)
     if cost_ratio is not None:
         source += f"; draft/target step ratio overridden to {cost_ratio:g}"
     return Scenario(setup=setup, hardware=hw, acceptance=acc, prompt_len=prompt_len, out_len=out_len, batch=batch,
                     temperature=temperature, k=k, gpu_memory_utilization=gpu_memory_utilization, cost_source=source,
-                    k_limit=k_limit)
+                    k_limit=k_limit, cost_error=for_costs(calibration, target_spec, draft_spec, hw, num_gpus))
 
 
 def checkpoint_of(spec: ModelSpec) -> CheckpointQuantization | None:
@@ -227,10 +236,10 @@ def engine_costs(hw: Hardware, target: ModelSpec, draft: ModelSpec | None, calib
                  max_num_batched_tokens: int | None = None, tp: int = 1, *, draft_weight_dtype: str = "bf16",
                  kv_cache_dtype: str = "auto") -> tuple[EngineCost, EngineCost | None, str]:
     """Measured costs when a calibration applies (given, or found in profiles/calibrations: the one measured at
-    `tp` GPUs, else the nearest), else the datasheet's; either under vLLM's limits on `hw` (its device-class
+    `tp` GPUs, else the nearest), else (or with --calibration datasheet) the datasheet's; either under vLLM's limits on `hw` (its device-class
     defaults, or the flags' values), with the served --kv-cache-dtype. Each model's costs take its own weight
     format: vLLM loads a draft as its own config.json says unless the speculative config quantizes it."""
-    found = costs_for(calibration, target, draft, hw, tp)
+    found = None if calibration == DATASHEET else costs_for(calibration, target, draft, hw, tp)
     if found is not None:
         cost, draft_cost, source = found
         return (replace(cost.for_hardware(hw, max_num_seqs, max_num_batched_tokens), kv_cache_dtype=kv_cache_dtype),

@@ -12,6 +12,7 @@ from advisor.model.acceptance import Acceptance
 from advisor.model.hardware import Hardware
 from advisor.model.speculative import Setup
 from advisor.model.truncation import tokens_per_step
+from advisor.model.uncertainty import CostError
 from advisor.vllm import check_k
 
 
@@ -28,6 +29,7 @@ class Scenario:
     gpu_memory_utilization: float = 0.9  # vLLM's --gpu-memory-utilization
     cost_source: str = "datasheet"  # where the step costs came from
     k_limit: int | None = None  # choose k only up to this (a review's num_speculative_tokens for the plan)
+    cost_error: CostError | None = None  # the step-time prediction's own error (None: taken as exact)
 
     def __post_init__(self) -> None:
         if self.prompt_len < 1 or self.out_len < 1:

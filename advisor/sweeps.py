@@ -10,11 +10,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from advisor import confidence
 from advisor.advise import K_TABLE, Advice, at_concurrency, candidates, choose_k
 from advisor.model import memory
-from advisor.model.acceptance import survival
+from advisor.model.acceptance import survival, with_match_share
 from advisor.model.speculative import request_times, tpot_speedup, tpot_speedup_alpha
 from advisor.model.truncation import tokens_per_step
+from advisor.model.uncertainty import band
 from advisor.scenario import Scenario
 from advisor.verdict import rule
 from advisor.vllm import lookahead_slots
@@ -32,16 +34,22 @@ class AlphaSweep:
     tpot: np.ndarray  # (K, A) decode speedup per k
     e2e_best: np.ndarray  # (A,) end-to-end speedup at the advised k (prefill and draft prefill included)
     best_k: int  # the advised k (0: off; the e2e curve then shows k = 1)
+    tpot_band: tuple[np.ndarray, np.ndarray]  # (A,) low and high of the shown k's TPOT curve: the cost model's 80%
+    e2e_band: tuple[np.ndarray, np.ndarray]  # (A,) ... of the end-to-end curve (α is the axis: the cost's alone)
 
 
 def alpha_sweep(a: Advice, alphas: np.ndarray | None = None, ks: np.ndarray = PLOT_KS) -> AlphaSweep:
     s = a.scenario
     alphas = np.linspace(0.0, 1.0, 201) if alphas is None else np.asarray(alphas, dtype=float)
     tpot = tpot_speedup_alpha(s.setup, alphas[None, :], ks[:, None], s.batch, s.context, s.decode_tokens)
-    k = a.best_k or 1
-    t = request_times(s.setup, tokens_per_step(survival(alphas, k), s.decode_tokens), k, s.batch, s.prompt_len,
-                      s.out_len)
-    return AlphaSweep(alphas, ks, tpot, t.e2e_baseline / t.e2e_spec, a.best_k)
+    k = a.shown_k
+    curve = with_match_share(survival(alphas, k), s.acceptance.match_share)
+    t = request_times(s.setup, tokens_per_step(curve, s.decode_tokens), k, s.batch, s.prompt_len, s.out_len)
+    e2e = t.e2e_baseline / t.e2e_spec
+    tpot_k = tpot_speedup_alpha(s.setup, alphas, k, s.batch, s.context, s.decode_tokens)
+    bands = [band(curve, curve, curve, sigma[k]) for curve, sigma in
+             ((tpot_k, a.bands.sigma_cost), (e2e, a.bands.e2e.sigma_cost))]
+    return AlphaSweep(alphas, ks, tpot, e2e, a.best_k, *((b.low, b.high) for b in bands))
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +61,7 @@ class BatchSweep:
     best_k: np.ndarray  # (N,) the k that reaches it (0: off)
     fits_baseline: int  # most sequences that fit in memory without speculation
     fits_spec: int  # ... with speculation at the advised k (or k = 1)
+    envelope_band: tuple[np.ndarray, np.ndarray]  # (N,) the envelope's 80% interval: acceptance range and cost
 
 
 def batch_sweep(a: Advice, ks: np.ndarray = PLOT_KS, max_batch: int | None = None) -> BatchSweep:
@@ -63,9 +72,17 @@ def batch_sweep(a: Advice, ks: np.ndarray = PLOT_KS, max_batch: int | None = Non
     all_ks = np.arange(1, K_TABLE + 1)
     every = tpot_speedup(s.setup, s.tokens_per_step(all_ks)[:, None], all_ks[:, None], batches[None, :], s.context)
     gains = every.max(axis=0) > 1.0
+    best = every.argmax(axis=0)
+    pick = lambda x: np.take_along_axis(x, best[None, :], axis=0)[0]  # noqa: E731
+    ends = [pick(tpot_speedup(s.setup, s.tokens_per_step(all_ks, alpha)[:, None], all_ks[:, None],
+                              batches[None, :], s.context)) for alpha in (s.acceptance.low, s.acceptance.high)]
+    sigma, _ = confidence.cost_sigmas(s.cost_error, s.setup, s.tokens_per_step(all_ks)[:, None], all_ks[:, None],
+                                      batches[None, :], s.prompt_len, s.out_len)
+    b = band(pick(every), *ends, pick(np.broadcast_to(sigma, every.shape)))
     return BatchSweep(batches, ks, tpot, np.where(gains, every.max(axis=0), 1.0),
-                      np.where(gains, all_ks[every.argmax(axis=0)], 0),
-                      a.memory.max_concurrency_baseline, a.memory.max_concurrency_spec)
+                      np.where(gains, all_ks[best], 0),
+                      a.memory.max_concurrency_baseline, a.memory.max_concurrency_spec,
+                      (np.where(gains, b.low, 1.0), np.where(gains, b.high, 1.0)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +106,7 @@ def _concurrency(s: Scenario, prompt_len: int, out_len: int, ks: np.ndarray) -> 
 def length_map(s: Scenario, prompt_lens: np.ndarray | None = None, out_lens: np.ndarray | None = None) -> LengthMap:
     """The go/no-go verdict over prompt x output length, decided at every point as `advise` decides one: each side
     at the concurrency it holds, the k chosen by `advise.choose_k` (or --k), judged by `verdict.rule` at the point
-    and the low end of α."""
+    and the low end of its 80% interval (`confidence`)."""
     acc = s.acceptance
     P = np.unique(np.round(np.geomspace(32, 32768, 46))) if prompt_lens is None else np.asarray(prompt_lens, float)
     O = np.unique(np.round(np.geomspace(16, 8192, 40))) if out_lens is None else np.asarray(out_lens, float)
@@ -97,13 +114,16 @@ def length_map(s: Scenario, prompt_lens: np.ndarray | None = None, out_lens: np.
     conc = np.array([[_concurrency(s, int(p), int(o), ks) for p in P] for o in O])  # (O, P, K)
     lengths = dict(prompt_len=P[None, :, None], out_len=O[:, None, None])
     decode_tokens = O[:, None, None] - 1.0
-    E, E_low = (tokens_per_step(acc.survival(ks, alpha), decode_tokens) for alpha in (None, acc.low))
+    E, E_low, E_high = (tokens_per_step(acc.survival(ks, alpha), decode_tokens) for alpha in (None, acc.low, acc.high))
     _, e2e, throughput = at_concurrency(s.setup, E, ks, s.batch, conc[..., :1], conc, **lengths)
-    _, e2e_low, _ = at_concurrency(s.setup, E_low, ks, s.batch, conc[..., :1], conc, **lengths)
+    e2e_low, e2e_high = (at_concurrency(s.setup, Ex, ks, s.batch, conc[..., :1], conc, **lengths)[1]
+                         for Ex in (E_low, E_high))
+    _, sigma = confidence.cost_sigmas(s.cost_error, s.setup, E, ks, conc, **lengths)
     allowed = candidates(s, ks) & (conc >= 1)
     best = np.full(conc.shape[:2], s.k) if s.k is not None else choose_k(e2e, throughput, allowed)
     at = lambda values: np.take_along_axis(values, best[..., None], axis=2)[..., 0]  # noqa: E731
-    decided = rule(at(e2e), at(e2e_low), at(throughput), "marginal" if s.unmeasured_ngram else "enable")
+    low = band(at(e2e), at(e2e_low), at(e2e_high), at(sigma)).low  # the 80% interval's low end, as `advise`'s
+    decided = rule(at(e2e), low, at(throughput), "marginal" if s.unmeasured_ngram else "enable")
     codes = np.vectorize({"disable": DISABLE, "marginal": MARGINAL, "enable": ENABLE}.__getitem__, otypes=[int])
     fits = conc[..., 0] >= 1
     off = (best == 0) | (at(conc) < 1)
@@ -131,7 +151,7 @@ SEGMENTS = ("target weights", "draft weights", "activations + runtime", "target 
 def memory_split(a: Advice) -> tuple[MemorySplit, MemorySplit]:
     """Baseline and speculative budgets at the scenario's batch (per GPU; `advise` sized both at the best k)."""
     s, m = a.scenario, a.memory
-    k = a.best_k or 1
+    k = a.shown_k
     gb = 1e-9
     total = s.hardware.memory_bytes
     seqs = s.batch

@@ -1,11 +1,12 @@
 """The judgement: four checks from the talk's checklist, each with its numbers, and the go/no-go verdict.
 
-The verdict rests on the end-to-end request speedup at the evaluated k, over the whole acceptance range, with each
-side at the concurrency it can hold (`rule`, the one decision rule: `recommend`, the length map, the review and
-the validation all apply it):
-  enable    the low end of the range clears ENABLE_THRESHOLD, and throughput does not fall
-  marginal  the point estimate gains, but the range straddles the threshold, memory costs throughput, or the
-            acceptance is an n-gram prior (how often your text repeats is not known until measured)
+The verdict rests on the end-to-end request speedup at the evaluated k and its 80% interval (the acceptance range
+and the cost model's own error: advisor/confidence.py), with each side at the concurrency it can hold (`rule`, the
+one decision rule: `recommend`, the length map, the review and the validation all apply it):
+  enable    the low end of the interval clears ENABLE_THRESHOLD, and throughput does not fall
+  marginal  the point estimate gains, but the interval straddles the threshold (the reasons then say what would
+            narrow it most), memory costs throughput, or the acceptance is an n-gram prior (how often your text
+            repeats is not known until measured)
   disable   no k gains, the evaluated k does not, or the pair does not fit
 """
 
@@ -20,6 +21,11 @@ from advisor.scenario import Scenario
 
 ENABLE_THRESHOLD = 1.10  # a gain under 10% rarely pays for a second model's VRAM, moving parts and tail risk
 DECODE_SHARE_OK = 0.5  # below this, prefill dominates the request and caps what speculation can gain
+# Why a sliding-window model can hold more requests with n-gram or suffix speculation than without (issue 25):
+# vllm/config/vllm.py `VllmConfig.__post_init__` turns async scheduling off for them, which halves
+# `max_in_flight_tokens`, the room a sliding-window layer reserves per request (`memory.in_flight_tokens`).
+SYNC_WINDOW = ("more requests fit with speculation than without: vLLM turns async scheduling off for this method, "
+               "halving the in-flight tokens a sliding-window layer must hold room for")
 VERDICTS = ("disable", "marginal", "enable")
 
 
@@ -31,8 +37,8 @@ class Check:
 
 
 def rule(point, low, throughput, ceiling: str = "enable") -> np.ndarray:
-    """The verdict from end-to-end speedups at the chosen k: `point` at the acceptance estimate, `low` at the low
-    end of its range, `throughput` the throughput speedup; never above `ceiling`. Broadcasts; VERDICTS names."""
+    """The verdict from end-to-end speedups at the chosen k: `point` at the acceptance estimate, `low` the low end
+    of its 80% interval, `throughput` the throughput speedup; never above `ceiling`. Broadcasts; VERDICTS names."""
     point, low, throughput = (np.asarray(x, dtype=float) for x in (point, low, throughput))
     enable = (low >= ENABLE_THRESHOLD) & (throughput >= 1.0) & (ceiling == "enable")
     return np.where(point <= 1.0, "disable", np.where(enable, "enable", "marginal"))
@@ -49,6 +55,11 @@ def _ranges(ranges: list[tuple[int, int]]) -> str:
 def binding(s: Scenario, conc: np.ndarray, k: int) -> str:
     """What memory (or vLLM's scheduler limits) does to the user's batch, in words; empty when both sides hold it."""
     base, spec = int(conc[0]), int(conc[k])
+    if base < 1:
+        return "memory binds: not one request fits, even without speculation"
+    if spec < 1:
+        return (f"memory binds: {base} of the batch's {s.batch} requests fit at once without speculation, not one "
+                f"with k={k}")
     cap = s.setup.max_running(np.array([0, k]))
     if (base < s.batch and base >= cap[0]) or (base >= s.batch > spec >= cap[1]):
         c = s.setup.target_cost
@@ -67,50 +78,68 @@ def binding(s: Scenario, conc: np.ndarray, k: int) -> str:
 
 
 def checks(s: Scenario, m: MemoryBudget, break_even_alpha: float | None, ranges: list[tuple[int, int]],
-           prefill_fraction: float, conc: np.ndarray, k: int, throughput: float) -> list[Check]:
-    """The four checks at the evaluated k (k = 1 when off, to show what the draft would cost)."""
+           prefill_fraction: float, conc: np.ndarray, k: int, throughput: float, limit: int) -> list[Check]:
+    """The four checks at the evaluated k (k = 1 when off, to show what the draft would cost), each about the
+    requests that run at once (`conc[k]`), over the batches 1..`limit` that can. Where speculation at k does not
+    fit, no check passes: there is no speedup for any of them to speak of."""
     acc = s.acceptance
+    running = int(conc[k])
+    fits = m.fits and conc[0] >= 1 and running >= 1
+    nothing = ("the target does not fit (see vram)" if not m.fits or conc[0] < 1
+               else f"speculation at k={k} does not fit (see vram)")
     alpha = f"α {acc.alpha:.2f}" + (f" (range {acc.low:.2f}-{acc.high:.2f})" if acc.high > acc.low else "")
-    if s.decode_tokens < 1:
+    if not fits:
+        pred = Check("predictability", False, f"{alpha}, but {nothing}: no decode step runs to speed up")
+    elif s.decode_tokens < 1:
         pred = Check("predictability", False, f"{alpha}, but --out-len 1 has no decode step to speed up: its one "
                      "token comes from prefill")
     elif break_even_alpha is None:
-        pred = Check("predictability", False, f"{alpha}, but no α pays at batch {s.batch}: drafting and "
-                     "verification cost more than the tokens they could save")
+        pred = Check("predictability", False, f"{alpha}, but no α pays with {running} running at once: drafting "
+                     "and verification cost more than the tokens they could save")
     else:
         pred = Check("predictability", acc.low >= break_even_alpha,
-                     f"{alpha} vs break-even α {break_even_alpha:.2f} at batch {s.batch}; source: {acc.source}")
-    shown = k or 1
+                     f"{alpha} vs break-even α {break_even_alpha:.2f} with {running} running at once; source: "
+                     f"{acc.source}")
     # The draft fits when it runs at all and either costs no concurrency or still gains throughput despite it.
-    vram_ok = m.fits and m.fits_spec and conc[shown] >= 1 and (conc[shown] >= conc[0] or throughput >= 1.0)
+    vram_ok = fits and (conc[k] >= conc[0] or throughput >= 1.0)
     vram_detail = m.reason() or (
         f"{'target ' + _gb(m.target_weights)} + draft {_gb(m.draft_weights)} weights per GPU, "
         f"KV {m.kv_per_token_baseline / 1e3:.0f} -> {m.kv_per_token_spec / 1e3:.0f} KB/token; "
         f"max concurrency at {m.tokens_per_sequence} tokens/request: {m.max_concurrency_baseline} "
         f"-> {m.max_concurrency_spec} with speculation (batch {s.batch})")
-    bound = binding(s, conc, shown) if m.fits else ""
+    if m.max_concurrency_spec > m.max_concurrency_baseline and m.fits:
+        vram_detail += f"; {SYNC_WINDOW}"
+    bound = binding(s, conc, k) if fits else ""  # where nothing runs, m.reason() above already says why
     if bound:
         vram_detail += f"; {bound}"
-    pays = any(lo <= s.batch <= hi for lo, hi in ranges)
-    where = f"decoding gains at batches {_ranges(ranges)}" if ranges else "decoding gains at no batch"
-    limit = max(m.max_concurrency_spec, s.batch)
-    conc_check = Check("concurrency", pays, f"batch {s.batch}: {where} (of 1-{limit}: what memory holds, or your "
-                       "batch); outside them verification costs more than the accepted tokens save")
+    if fits:
+        where = f"decoding gains at batches {_ranges(ranges)}" if ranges else "decoding gains at no batch"
+        conc_check = Check("concurrency", any(lo <= running <= hi for lo, hi in ranges),
+                           f"batch {s.batch}, {running} running at once: {where} (of 1-{limit}: what memory and "
+                           "max_num_seqs let run); outside them verification costs more than the accepted tokens save")
+    else:
+        conc_check = Check("concurrency", False, f"batch {s.batch}: {nothing}, so no request runs with it")
     decode = 1.0 - prefill_fraction
     ceiling = f"{1.0 / prefill_fraction:.2f}x" if prefill_fraction > 0.01 else "over 100x"
     dominant = "prefill dominates" if decode < DECODE_SHARE_OK else "decode dominates"
-    share = Check("decode_share", decode >= DECODE_SHARE_OK,
-                  f"{dominant}: decode is {decode:.0%} of the baseline request, prefill {prefill_fraction:.0%} "
-                  f"({s.prompt_len} prompt -> {s.out_len} output tokens); speculation only speeds up decode, so "
-                  f"even infinitely fast decoding would gain at most {ceiling} end to end")
+    split = (f"{dominant}: decode is {decode:.0%} of the baseline request, prefill {prefill_fraction:.0%} "
+             f"({s.prompt_len} prompt -> {s.out_len} output tokens)")
+    if fits:
+        share = Check("decode_share", decode >= DECODE_SHARE_OK,
+                      f"{split}; speculation only speeds up decode, so even infinitely fast decoding would gain at "
+                      f"most {ceiling} end to end")
+    else:
+        share = Check("decode_share", False, f"{nothing}, so it speeds up no decode" +
+                      (f"; without it, {split}" if m.fits and conc[0] >= 1 else ""))
     return [pred, Check("vram", vram_ok, vram_detail), conc_check, share]
 
 
 def decide(s: Scenario, m: MemoryBudget, k: int, e2e: np.ndarray, low: float, throughput: float,
-           conc: np.ndarray, choosable: np.ndarray | None = None) -> tuple[str, list[str]]:
-    """(verdict, reasons) for the evaluated draft length k, given the end-to-end speedup per k (`e2e`), its low
-    end over the acceptance range at k, the throughput speedup at k, each k's concurrency (`conc`), and which k the
-    advisor may choose (`choosable`, `advise.candidates`: default every k)."""
+           conc: np.ndarray, choosable: np.ndarray | None = None, narrow: str = "") -> tuple[str, list[str]]:
+    """(verdict, reasons) for the evaluated draft length k, given the end-to-end speedup per k (`e2e`), the low
+    end of its 80% interval at k (`advisor/confidence.py`: the acceptance's range and the cost model's error), the
+    throughput speedup at k, each k's concurrency (`conc`), which k the advisor may choose (`choosable`,
+    `advise.candidates`: default every k), and what would narrow the interval most (`narrow`, said when marginal)."""
     if not m.fits:
         return "disable", [f"does not fit: {m.reason()}"]
     if s.decode_tokens < 1:
@@ -118,6 +147,8 @@ def decide(s: Scenario, m: MemoryBudget, k: int, e2e: np.ndarray, low: float, th
                            "speculation to speed up"]
     if k == 0 and s.k == 0:
         return "disable", ["--k 0 evaluates the baseline: speculation off, every speedup 1.00x"]
+    if k == 0 and not (conc[1:] >= 1).any():
+        return "disable", [f"no draft length fits: {m.reason() or 'no request runs with speculation'}"]
     if k == 0:
         return "disable", _none_gains(e2e, np.ones(len(e2e), bool) if choosable is None else choosable, m)
     if conc[k] < 1:
@@ -129,10 +160,9 @@ def decide(s: Scenario, m: MemoryBudget, k: int, e2e: np.ndarray, low: float, th
         return verdict, [f"k={k} is {point:.2f}x end to end: slower than no speculation"] + ([bound] if bound else [])
     reasons = []
     if verdict == "enable":
-        reasons.append(f"k={k} gains {point:.2f}x end to end ({low:.2f}x even at the low end of α)")
+        reasons.append(f"k={k} gains {point:.2f}x end to end ({low:.2f}x even at the low end of its 80% interval)")
     if low < ENABLE_THRESHOLD:
-        reasons.append(f"k={k} gains {point:.2f}x, but {low:.2f}x at the low end of α: under the "
-                       f"{ENABLE_THRESHOLD:.2f}x bar; measure acceptance before enabling")
+        reasons += _straddles(k, point, low, narrow)
     if throughput < 1.0:
         reasons.append(f"throughput falls to {throughput:.2f}x: the draft's memory leaves room for fewer "
                        "concurrent requests")
@@ -140,6 +170,13 @@ def decide(s: Scenario, m: MemoryBudget, k: int, e2e: np.ndarray, low: float, th
         reasons.append("n-gram acceptance here is a task prior, and how often your text repeats decides n-gram's "
                        "gain: measure it with `specadvisor acceptance ngram --corpus FILE` before enabling")
     return verdict, reasons + ([bound] if bound else [])
+
+
+def _straddles(k: int, point: float, low: float, narrow: str) -> list[str]:
+    """Why a gain is only marginal: its interval reaches under the bar; and what would narrow it most."""
+    said = (f"k={k} gains {point:.2f}x, but {low:.2f}x at the low end of its 80% interval: under the "
+            f"{ENABLE_THRESHOLD:.2f}x bar")
+    return [said + "; " + narrow] if narrow else [said + "; measure acceptance before enabling"]
 
 
 def _none_gains(e2e: np.ndarray, choosable: np.ndarray, m: MemoryBudget) -> list[str]:

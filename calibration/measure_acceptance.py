@@ -34,6 +34,7 @@ class MeasureConfig:
     prompt_lookup_max: int = NGRAM_LOOKUP_DEFAULT[1]  # n-gram only: vLLM's prompt_lookup_max
     max_model_len: int | None = None  # default: longest prompt + max_tokens + 2k + 2 (see `measure`)
     seed: int = 0  # sampling seed of the first prompt (prompt i uses seed + i)
+    gpu_memory_utilization: float | None = None  # share of the GPU vLLM may take (None: vLLM's default)
 
     def __post_init__(self) -> None:
         if self.method not in ("draft_model", "ngram"):
@@ -142,7 +143,8 @@ def measure(cfg: MeasureConfig, prompts_path: str, on_error: str = "stop") -> Me
     os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
     # Prompts arrive as token ids and outputs stay ids, so vLLM needs no tokenizer (test pairs have none).
     with open_engine(target, speculative_config=cfg.speculative_config(), max_model_len=max_model_len,
-                     seed=cfg.seed, skip_tokenizer_init=True) as engine:
+                     seed=cfg.seed, skip_tokenizer_init=True,
+                     gpu_memory_utilization=cfg.gpu_memory_utilization) as engine:
         results = measure_on(engine, prompts, cfg)
     counts = total(results, cfg.k)
     if counts.drafts == 0:

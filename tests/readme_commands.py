@@ -42,7 +42,10 @@ _spec.loader.exec_module(doc_pages)
 TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)  # not vLLM's logged ones
 
 # Never run here, with the reason.
-SKIP = {"bash tests/run.sh": "the test suite itself: .ci/run runs it right before this script"}
+SKIP = {"bash tests/run.sh": "the test suite itself: .ci/run runs it right before this script",
+        "pip install 'specadvisor[vllm,nvml]'": "vLLM for CUDA: a GPU machine's install",
+        "benchmarks/gpu_smoke.sh /tmp/gpu-smoke": ("needs a GPU; tests/benchmarks/test_gpu_smoke.py checks that it "
+                                                   "parses and that its flags exist")}
 # Run as a quicker variant: command prefix (as a page quotes it) -> (variant, why).
 QUICK = {
     "specadvisor calibrate --target meta-llama/": (
@@ -213,8 +216,9 @@ def main(argv: list[str]) -> int:
             for readme_command in commands:
                 if readme_command == install:
                     continue
-                if readme_command in SKIP or not readme_command.startswith("specadvisor "):
-                    why = SKIP.get(readme_command, "another program's command: the user's own server and benchmark")
+                bare = re.sub(r"\s+#.*$", "", readme_command)  # the command, without its comment
+                if bare in SKIP or not readme_command.startswith("specadvisor "):
+                    why = SKIP.get(bare, "another program's command: the user's own server and benchmark")
                     print(f"skip            {readme_command}  ({why})")
                     continue
                 for command in variants(readme_command):

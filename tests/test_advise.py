@@ -105,3 +105,73 @@ def test_mean_waves_counts_the_requests_that_wait_for_a_slot():
     assert mean_waves(128, 127) == pytest.approx((127 + 2) / 128)  # one request waits one request time
     assert mean_waves(10, 3) == pytest.approx((3 * 1 + 3 * 2 + 3 * 3 + 1 * 4) / 10)
     assert mean_waves(np.array([10, 10]), np.array([5, 10])).tolist() == [1.5, 1.0]
+
+
+# --- issue 25: every number in the report means what it says ------------------------------------------------------
+
+def test_25_1_ngram_tokens_per_step_are_weighted_by_the_match_share():
+    # `code` prior: 55% of steps find a match; the others are plain decode steps of one token. The step time
+    # already discounts them (Setup.draft_share), so tokens per step must too: 1 + share·(E(α, k) - 1), not E.
+    from advisor.model.acceptance import expected_tokens
+
+    a = run(prompt_len=1000, out_len=500, method="ngram", acceptance=AcceptanceInput(task="code"))
+    acc = a.scenario.acceptance
+    assert acc.match_share == pytest.approx(0.55)
+    unbounded = a.scenario.acceptance.expected_tokens(np.arange(17))
+    assert unbounded == pytest.approx(1.0 + 0.55 * (expected_tokens(acc.alpha, np.arange(17)) - 1.0))
+    assert a.tokens_per_step[a.best_k] <= unbounded[a.best_k]
+    assert a.at_best(a.tpot_speedup) < 2.2  # was 2.72x at k = 14, with every step credited a match
+
+
+def test_25_2_the_concurrency_check_tests_the_requests_that_run():
+    # batch 5000: memory runs 257 at once, inside the paying range, so the check passes on what runs
+    a = run(prompt_len=200, out_len=2000, batch=5000, method="ngram", acceptance=AcceptanceInput(task="code"))
+    running = int(a.concurrency[a.best_k or 1])
+    assert running < 5000
+    check = next(c for c in a.checks if c.name == "concurrency")
+    inside = any(lo <= running <= hi for lo, hi in a.paying_batches)
+    assert check.ok == inside and inside
+    assert f"{running} running at once" in check.detail
+
+
+@pytest.mark.parametrize("kw", [dict(prompt_len=30000, out_len=500, gpu="rtx-4090"),
+                                dict(prompt_len=8000, out_len=500, gpu="rtx-3060-12gb", quantization="fp8",
+                                     draft_quantization="fp8", k=5),
+                                dict(prompt_len=1000, out_len=500, target="llama-3.3-70b-instruct", gpu="l4")])
+def test_25_3_a_configuration_that_does_not_fit_shows_no_speedup_and_passes_no_check(kw):
+    from advisor.recommendation import from_advice
+
+    a = run(**kw)
+    r = from_advice(a)
+    assert not any(c.ok for c in a.checks), [c for c in a.checks if c.ok]
+    assert a.best_k == 0 or a.concurrency[a.best_k] >= 1  # a row that does not fit is never best
+    for row in r.per_k:
+        assert row.fits == (a.concurrency[row.k] >= 1)
+        if not row.fits:
+            assert row.tpot_speedup is None and row.e2e_speedup is None and row.throughput_speedup is None
+    if not a.memory.fits:
+        assert r.speedup.tpot is None and r.speedup.e2e_latency is None
+
+
+def test_25_4_tpot_speedup_compares_equal_concurrency_and_never_exceeds_k_plus_1():
+    # the baseline runs 247 at once, speculation 87: TPOT is taken with both at 87, and the memory effect shows in
+    # end to end and throughput
+    a = run(target="llama-2-70b-chat-hf", gpu="a100-80gb-sxm", num_gpus=4, batch=532, prompt_len=2021, out_len=2075,
+            acceptance=AcceptanceInput(alpha=0.881), k=1, kv_cache_dtype="fp8_e5m2")
+    assert a.concurrency[1] < a.concurrency[0] < 532
+    assert a.tpot_speedup[1] <= 2.0
+    assert a.throughput_speedup[1] < 1.0
+    runs = a.concurrency >= 1
+    assert (a.tpot_speedup[runs] <= a.ks[runs] + 1 + 1e-9).all()
+
+
+def test_25_6_the_longest_draft_chosen_is_the_longest_accepted():
+    # at α = 1 the best k is the table's last; --k accepted one more was a second limit (16 against 32)
+    from advisor.errors import InputError
+    from advisor.vllm import MAX_K
+
+    a = run(prompt_len=200, out_len=2000, method="ngram", acceptance=AcceptanceInput(alpha=1.0))
+    assert a.ks[-1] == MAX_K and a.best_k == MAX_K
+    assert run(prompt_len=200, out_len=2000, k=MAX_K).best_k == MAX_K
+    with pytest.raises(InputError, match=f"0..{MAX_K}"):
+        run(prompt_len=200, out_len=2000, k=MAX_K + 1)

@@ -12,7 +12,10 @@ PACKAGES = ("advisor", "calibration")
 # Where an import may sit inside a function: the CLI (start-up stays fast: each command pays only for its own
 # imports), the engine layer's vLLM import and the test pairs' torch (optional: `pip install .` has neither, and
 # they take seconds; `validate --from-json` re-analyses without them).
-LAZY_IMPORTS_ALLOWED = ("advisor/cli/", "calibration/engine/vllm_engine.py", "calibration/engine/testpair.py")
+# vLLM is optional and slow to import (vllm_engine, platform); the FlashInfer fusion module imports only on CUDA
+# builds of vLLM (allreduce_worker, which runs in vLLM's workers on either)
+LAZY_IMPORTS_ALLOWED = ("advisor/cli/", "calibration/engine/vllm_engine.py", "calibration/engine/testpair.py",
+                        "calibration/engine/platform.py", "calibration/engine/allreduce_worker.py")
 
 
 def _modules() -> dict[str, Path]:

@@ -66,3 +66,34 @@ def test_quantization_and_kv_cache_dtype_flow_into_costs_and_the_paste():
         build_scenario(prompt_len=1000, out_len=100, quantization="awq")
     with pytest.raises(InputError, match="--kv-cache-dtype 'fp4' is not modelled"):
         build_scenario(prompt_len=1000, out_len=100, kv_cache_dtype="fp4")
+
+
+# --- issue 25 item 5: inputs vLLM (or the model) would refuse are refused in one line ------------------------------
+
+@pytest.mark.parametrize("measured_at", [5.0, -1.0, float("nan")])
+def test_25_5_a_measured_temperature_outside_what_vllm_samples_at_is_refused(measured_at):
+    # vLLM's SamplingParams refuses a temperature outside [0, 2] (vllm/sampling_params.py `_verify_args`): no
+    # acceptance was measured there, and clipping it silently raised α 1.67x
+    from advisor.resolve import AcceptanceInput
+
+    with pytest.raises(InputError, match="--measured-temperature"):
+        build_scenario(prompt_len=200, out_len=200, temperature=1.0,
+                       acceptance=AcceptanceInput(alpha=0.6, measured_temperature=measured_at))
+
+
+@pytest.mark.parametrize("given", [{}, {"alpha": 0.7}, {"task": "code"}])
+def test_25_5_measured_k_without_a_rate_or_length_is_refused(given):
+    from advisor.resolve import AcceptanceInput
+
+    with pytest.raises(InputError, match="--measured-k"):
+        build_scenario(prompt_len=200, out_len=200, acceptance=AcceptanceInput(measured_k=4, **given))
+
+
+def test_25_5_max_num_batched_tokens_below_max_num_seqs_is_refused_as_vllm_does():
+    # vllm/config/scheduler.py `SchedulerConfig.verify_max_model_len`: "max_num_batched_tokens (...) must be
+    # greater than or equal to max_num_seqs"
+    with pytest.raises(InputError, match="--max-num-batched-tokens 5.*max_num_seqs"):
+        build_scenario(prompt_len=200, out_len=200, max_num_batched_tokens=5)
+    with pytest.raises(InputError, match="max_num_seqs 64"):
+        build_scenario(prompt_len=200, out_len=200, max_num_batched_tokens=32, max_num_seqs=64)
+    build_scenario(prompt_len=200, out_len=200, max_num_batched_tokens=64, max_num_seqs=64)  # vLLM starts

@@ -91,7 +91,9 @@ def test_6_ngram_without_a_measurement_has_its_own_prior_and_is_at_most_marginal
     r = recommend("--gpu", "h100-sxm", "--method", "ngram", "--prompt-len", "1000", "--out-len", "500")
     assert r["verdict"] == "marginal" and any("acceptance ngram" in reason for reason in r["reasons"])
     assert "n-gram task prior" in r["inputs"]["acceptance_source"]
-    assert 1.5 <= r["speedup"]["e2e_latency"] <= 3.0  # published prompt lookup: ~1.5-2.8x (was 5.02x)
+    # published prompt lookup: up to 2.8x (was 5.02x). Matches on 45% of steps (the structured prior), the others
+    # plain decode steps, gain less (issue 25: 2.1x when every step was credited a match)
+    assert 1.1 <= r["speedup"]["e2e_latency"] <= 2.8
     assert r["vllm"]["speculative_config"]["prompt_lookup_min"] == 5  # what `acceptance ngram` measures at
 
 
@@ -155,7 +157,7 @@ def test_12_inputs_vllm_would_refuse_are_refused(args, words, capsys):
 
 
 def test_12_the_paste_is_what_was_evaluated():
-    off = recommend("--prompt-len", "100", "--out-len", "100", "--k", "32")
+    off = recommend("--prompt-len", "100", "--out-len", "100", "--k", "16", "--alpha", "0.2")
     assert off["verdict"] == "disable" and off["vllm"]["speculative_config"] == {}
     measured = recommend("--prompt-len", "200", "--out-len", "2000", "--batch", "8", "--method", "ngram",
                          "--acceptance-per-pos", "0.9,0.8,0.7")
@@ -223,7 +225,7 @@ def test_the_verdict_agrees_with_the_numbers_it_prints(gpu, pair, tp, batch, pro
     r = from_advice(a)
     best = a.best_k
     if r.verdict == "enable":
-        assert best > 0 and min(a.e2e_range) >= ENABLE_THRESHOLD and a.throughput_speedup[best] >= 1.0
+        assert best > 0 and r.interval.e2e.low >= ENABLE_THRESHOLD and a.throughput_speedup[best] >= 1.0
         assert a.e2e_speedup[best] > 1.0
     if r.verdict == "disable" and k is None and a.memory.fits:
         runs = candidates(s, a.ks) & (a.concurrency >= 1)
@@ -239,12 +241,17 @@ def test_the_verdict_agrees_with_the_numbers_it_prints(gpu, pair, tp, batch, pro
             r.vllm.speculative_config["num_speculative_tokens"]
         assert at == best
         assert r.vllm.speculative_config["num_speculative_tokens"] == max([best, *(kk for *_, kk in runs)])
-    # the paying ranges hold the batch iff the evaluated k (or the best candidate) decodes faster there
+    # the paying ranges hold the requests that run at once iff the evaluated k (or the best candidate) decodes
+    # faster there, and the concurrency check says so
     ks = np.array([s.k]) if s.k is not None else a.ks[candidates(s, a.ks)]
-    if s.decode_tokens >= 1 and ks.size:
-        gain = tpot_speedup(s.setup, a.tokens_per_step[ks], ks, batch, s.context).max()
-        inside = any(lo <= batch <= hi for lo, hi in a.paying_batches)
+    if a.concurrency[a.shown_k] < 1:  # speculation does not fit: no batch where it gains, no break-even
+        assert a.paying_batches == [] and a.break_even_alpha is None
+    elif s.decode_tokens >= 1 and ks.size:
+        running = int(a.concurrency[a.shown_k])
+        gain = tpot_speedup(s.setup, a.tokens_per_step[ks], ks, running, s.context).max()
+        inside = any(lo <= running <= hi for lo, hi in a.paying_batches)
         assert inside == (gain > 1.0), (a.paying_batches, gain)
+        assert next(c for c in a.checks if c.name == "concurrency").ok == inside
 
 
 def test_a_disable_names_the_k_it_may_choose_and_what_longer_unknown_drafts_would_do(capsys):
@@ -259,3 +266,14 @@ def test_a_disable_names_the_k_it_may_choose_and_what_longer_unknown_drafts_woul
     assert f"k <= 1: the best reaches {e2e[1]:.2f}x" in first
     longer = max((k for k in e2e if k > 1), key=e2e.get)
     assert second.startswith(f"k={longer} would reach {e2e[longer]:.2f}x") and e2e[longer] > 1.0
+
+
+def test_25_6_the_vram_check_says_why_ngram_holds_more_requests_on_a_sliding_window_model():
+    s = build_scenario(target="gemma-3-27b-it", method="ngram", gpu="h100-sxm", prompt_len=30000, out_len=1000,
+                       batch=256)
+    a = advise(s)
+    assert a.memory.max_concurrency_spec > a.memory.max_concurrency_baseline
+    vram = next(c for c in a.checks if c.name == "vram")
+    assert "async scheduling off" in vram.detail
+    plain = advise(build_scenario(method="ngram", prompt_len=30000, out_len=1000, batch=256))  # no window: no note
+    assert "async scheduling" not in next(c for c in plain.checks if c.name == "vram").detail

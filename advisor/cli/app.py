@@ -18,10 +18,12 @@ try:  # typer >= 0.26 vendors its own copy of click; older releases use click it
 except ImportError:  # pragma: no cover
     from click import exceptions as click_errors
 
+from advisor.cli import fast_path
 from advisor.cli.acceptance import acceptance_app
 from advisor.cli.bench import check
 from advisor.cli.calibrate import calibrate
-from advisor.cli.needs import engine_imports, require
+from advisor.cli.needs import GPU_MEMORY_HELP, engine_imports, require
+from advisor.cli.observe import observe
 from advisor.cli.options import Method, scenario_command  # noqa: F401  (Method: kept importable from here)
 from advisor.errors import InputError
 
@@ -147,6 +149,7 @@ def validate(
                                     "and add them (each point then takes its median over all passes)."),
     resume: bool = typer.Option(False, help="Continue the interrupted run saved in --out (its validation.json is "
                                 "rewritten after every engine)."),
+    gpu_memory_utilization: Optional[float] = typer.Option(None, help=GPU_MEMORY_HELP),
 ) -> None:
     """Run baseline and speculative vLLM engines over a grid and compare the advisor's predictions with them."""
     if from_json is None or more_passes:  # re-analysing saved measurements runs no engine
@@ -158,12 +161,13 @@ def validate(
                                      out_lens=out_lens, temperatures=temperatures, ngram=ngram, passes=passes,
                                      calibration=calibration, from_json=from_json, more_passes=more_passes,
                                      resume=resume, repeats=repeats, family=family, draft_layers=draft_layers,
-                                     num_gpus=num_gpus):
+                                     num_gpus=num_gpus, gpu_memory_utilization=gpu_memory_utilization):
             typer.echo(line)
 
 
 app.command("calibrate", short_help="Fit the cost model to your vLLM's step times.")(calibrate)
 app.command("check", short_help="Predicted vs measured on your own vllm bench serve runs.")(check)
+app.command("observe", short_help="Advice from the traffic a running vLLM server gets.")(observe)
 
 
 class Kind(str, Enum):
@@ -210,11 +214,17 @@ def list_profiles(kind: Optional[Kind] = typer.Argument(None, help="hardware, mo
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the app; turn every user error (ours or click's) into one line on stderr, exit 2."""
-    command = typer.main.get_command(app)
+    """Entry point: run the app; turn every user error (ours or click's) into one line on stderr, exit 2.
+    `recommend` with plain flags skips typer's per-parameter coercion (`fast_path`: ~0.3 s of its start-up)."""
+    args = argv if argv is not None else sys.argv[1:]
+    fast = fast_path.parse(recommend, args[1:]) if args[:1] == ["recommend"] else None
     try:
-        code = command.main(args=argv if argv is not None else sys.argv[1:], prog_name="specadvisor",
-                            standalone_mode=False)
+        if fast is not None:
+            recommend(**fast)
+            return 0
+        code = typer.main.get_command(app).main(args=args, prog_name="specadvisor", standalone_mode=False)
+    except KeyboardInterrupt:  # as click turns it into Abort
+        return _fail("aborted")
     except InputError as exc:
         return _fail(str(exc))
     except click_errors.NoArgsIsHelpError as exc:

@@ -66,6 +66,7 @@ def check(
     TTFT, TPOT, ITL, latency and throughput, the errors, and whether the verdict would have been right."""
     from advisor.model.speculative import Setup
     from advisor.profiles.catalog import load_hardware
+    from advisor.profiles.model_error import for_costs
     from advisor.resolve import check_pair, engine_costs
     from calibration.calibrate.machine import detect_hardware
     from calibration.from_bench.check import check_runs, run_check
@@ -80,6 +81,6 @@ def check(
     target_cost, draft_cost, source = engine_costs(hw, target_spec, draft_spec, calibration, "bf16")
     setup = Setup(target=target_spec, target_cost=target_cost, method=method.value, draft=draft_spec,
                   draft_cost=draft_cost)
-    result = run_check(base_run, spec_run, setup, source)
+    result = run_check(base_run, spec_run, setup, source, for_costs(calibration, target_spec, draft_spec, hw, 1))
     render = {Format.json: to_json, Format.markdown: markdown, Format.text: text}[format]
     typer.echo(render(result), nl=format is Format.json)

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from advisor.cli.needs import engine_imports, require
+from advisor.cli.needs import GPU_MEMORY_HELP, engine_imports, require
 from advisor.cli.options import Method
 from advisor.errors import InputError
 
@@ -47,6 +47,7 @@ def calibrate(
     metrics_before: Optional[str] = typer.Option(None, help="With --from-bench: /metrics scraped just before the "
                                                  "speculative serve run (file or URL), for exact acceptance counts."),
     metrics_after: Optional[str] = typer.Option(None, help="With --from-bench: /metrics scraped just after it."),
+    gpu_memory_utilization: Optional[float] = typer.Option(None, help=GPU_MEMORY_HELP),
 ) -> None:
     """Measure prefill, decode and verification step times through vLLM and fit the advisor's cost model (or, with
     --from-bench, fit it to benchmark runs you already have)."""
@@ -70,5 +71,6 @@ def calibrate(
 
         path = run_calibration(target=target, draft=draft, dummy_weights=dummy_weights, max_batch=max_batch,
                                max_context=max_context, max_k=max_k, repeats=repeats, min_seconds=min_seconds,
-                               budget_seconds=budget_seconds, out=out, resume=resume, gpu=gpu, num_gpus=num_gpus)
+                               budget_seconds=budget_seconds, out=out, resume=resume, gpu=gpu, num_gpus=num_gpus,
+                               gpu_memory_utilization=gpu_memory_utilization)
     typer.echo(summary(path))

@@ -61,7 +61,9 @@ SCENARIO_OPTIONS = [
                                                    "(http://host:8000) or a Prometheus text file (`specadvisor acceptance ... --save`).")),
     _option("measured_temperature", Optional[float], typer.Option(None, help="Temperature the acceptance was measured at.")),
     _option("cost_ratio", Optional[float], typer.Option(None, help="Expert override: draft step time / target step time.")),
-    _option("calibration", Optional[str], typer.Option(None, help="Calibration profile JSON from `specadvisor calibrate`.")),
+    _option("calibration", Optional[str], typer.Option(None, help="Calibration profile JSON from `specadvisor calibrate` "
+                                                       "(default: a matching one in profiles/calibrations; 'datasheet': "
+                                                       "none, the datasheet's costs).")),
     _option("quantization", Optional[str], typer.Option(None, help="vLLM's --quantization for the target: fp8 "
                                                         "(online) on a 16-bit checkpoint; a quantized checkpoint's "
                                                         "own (fp8, compressed-tensors, modelopt, mxfp4, awq, gptq) "

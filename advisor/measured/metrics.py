@@ -23,6 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from advisor.errors import InputError
 from advisor.measured.counts import Counts
+from advisor.model.acceptance import alpha_from_rate
 
 PREFIX = "vllm:spec_decode_"
 DRAFTS, DRAFT_TOKENS, ACCEPTED, PER_POS = (PREFIX + n for n in (
@@ -32,6 +33,10 @@ HTTP_TIMEOUT_S = 10.0  # a healthy /metrics answers in milliseconds; past this t
 # Prometheus counters are float64: past 2**53 they no longer count one by one, so a larger value is not a count
 # any server reached (a server drafting a million tokens a second would take 285 years).
 MAX_COUNT = 2.0**53
+# A vLLM server's /metrics is ~100-300 kB (one engine, every histogram); 16 MiB holds dozens of engines and LoRA
+# adapters. Past it the answer is not a metrics page (a file download, a misrouted proxy): reading on would only
+# fill memory.
+MAX_BYTES = 16 * 2**20
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +52,7 @@ def read_text(where: str, timeout: float = HTTP_TIMEOUT_S) -> str:
         url = where.rstrip("/") + "/metrics" if urlparse(where).path in ("", "/") else where
         try:
             with urllib.request.urlopen(url, timeout=timeout) as response:
-                return response.read().decode("utf-8", errors="replace")
+                return _capped(response.read(MAX_BYTES + 1), url)
         except urllib.error.HTTPError as exc:
             raise InputError(f"{url} answered HTTP {exc.code} {exc.reason}: is this a vLLM server's /metrics?") from None
         except (urllib.error.URLError, OSError) as exc:
@@ -57,9 +62,17 @@ def read_text(where: str, timeout: float = HTTP_TIMEOUT_S) -> str:
     if not path.is_file():
         raise InputError(f"no metrics file {where!r}: give a file of Prometheus text or a URL starting with http://")
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        with path.open("rb") as f:
+            return _capped(f.read(MAX_BYTES + 1), where)
     except OSError as exc:
         raise InputError(f"cannot read {where}: {exc.strerror}") from None
+
+
+def _capped(data: bytes, origin: str) -> str:
+    """The text of a read of at most MAX_BYTES + 1 bytes; one byte more than the cap means there was more."""
+    if len(data) > MAX_BYTES:
+        raise InputError(f"{origin} sent more than {MAX_BYTES // 2**20} MiB: that is not a vLLM /metrics page")
+    return data.decode("utf-8", errors="replace")
 
 
 def parse(text: str, origin: str) -> Scrape:
@@ -94,17 +107,35 @@ def parse(text: str, origin: str) -> Scrape:
     if not any(name.startswith(PREFIX) for name in totals) and not per_pos:
         raise InputError(f"{origin} has no vllm:spec_decode_* counters: the server runs without speculative decoding "
                          "(start it with --speculative-config) or this is not a vLLM /metrics endpoint")
-    missing = [n for n in (DRAFTS, DRAFT_TOKENS, ACCEPTED) if n not in totals] + ([] if per_pos else [PER_POS])
+    missing = [n for n in (DRAFTS, DRAFT_TOKENS, ACCEPTED) if n not in totals]
     if missing:
-        raise InputError(f"{origin} lacks {', '.join(missing)}: a vLLM too old for per-position metrics?")
+        raise InputError(f"{origin} lacks {', '.join(missing)}: is this a vLLM server's /metrics?")
     if len(models) > 1:
         raise InputError(f"{origin} mixes several models ({', '.join(sorted(models))}): scrape one server")
     if sorted(per_pos) != list(range(len(per_pos))):
         raise InputError(f"{origin}: per-position counters cover positions {sorted(per_pos)}, not 0..k-1")
-    counts = Counts(drafts=round(totals[DRAFTS]), draft_tokens=round(totals[DRAFT_TOKENS]),
-                    accepted=round(totals[ACCEPTED]), per_position=tuple(round(per_pos[i]) for i in sorted(per_pos)),
+    drafts, draft_tokens, accepted = round(totals[DRAFTS]), round(totals[DRAFT_TOKENS]), round(totals[ACCEPTED])
+    unknown = ""
+    if per_pos:
+        positions = tuple(round(per_pos[i]) for i in sorted(per_pos))
+    else:
+        positions, unknown = _geometric_positions(drafts, draft_tokens, accepted)
+    counts = Counts(drafts=drafts, draft_tokens=draft_tokens, accepted=accepted, per_position=positions,
                     decode_steps=round(totals[STEPS]) if STEPS in totals else None)
-    return Scrape(counts, f"{source} (from {origin})" if source else f"vLLM metrics {origin}", temperature)
+    return Scrape(counts, (f"{source} (from {origin})" if source else f"vLLM metrics {origin}") + unknown, temperature)
+
+
+def _geometric_positions(drafts: int, draft_tokens: int, accepted: int) -> tuple[tuple[int, ...], str]:
+    """Per-position counts for a scrape without vLLM's per-position counters (and what to say about them): k is
+    the mean draft length rounded up (exact when every draft is full, as a model drafter's are), α the mean the
+    accepted/drafted rate implies at that k, and position i credited drafts·α^(i+1): i.i.d. acceptance, assumed."""
+    if drafts <= 0 or draft_tokens <= 0 or accepted > draft_tokens:
+        return (0,), " (no per-position counters, and no drafts to take a mean from)"
+    k = max(1, math.ceil(draft_tokens / drafts))
+    alpha = alpha_from_rate(accepted / draft_tokens, k)
+    counts = tuple(min(round(drafts * alpha ** (i + 1)), drafts) for i in range(k))
+    return counts, (f" (no per-position counters: mean α {alpha:.3f} from {accepted}/{draft_tokens} accepted draft "
+                    f"tokens at k={k}, the mean draft length; per-position rates unknown, taken as geometric)")
 
 
 def _shown(sample) -> str:

@@ -42,6 +42,16 @@ def survival(alpha, k) -> np.ndarray:
     return np.where(j <= k[..., None], alpha[..., None] ** j, 0.0)
 
 
+def with_match_share(survival_curve, share) -> np.ndarray:
+    """A survival curve over all decode steps when only a `share` of them draft at all (n-gram: a match is found):
+    a step without drafts is a plain decode step of one token, so s_0 = 1 and s_j (j >= 1) shrinks by the share,
+    and E = 1 + share·(E_drafted - 1). The same share discounts the step time (`speculative.Setup.draft_share`)."""
+    s = np.asarray(survival_curve, dtype=float)
+    if share >= 1.0:
+        return s
+    return np.concatenate([s[..., :1], share * s[..., 1:]], axis=-1)
+
+
 def survival_per_position(per_position, k) -> np.ndarray:
     """`survival` from vLLM's unconditional per-position rates: s_j = p_(j-1), the share of steps whose first j
     drafts were all accepted. Beyond the measured positions the last conditional rate p_n / p_(n-1) is assumed to
@@ -103,7 +113,7 @@ def _check_k(k: int) -> None:
 # less on the argmax. Leviathan et al. 2023 Table 3 measure α at T = 0 and T = 1 for six T5 pairs; the ratio
 # α(T=1)/α(T=0) is 0.75-0.87 (mean ≈ 0.8). We interpolate linearly in T, which is an extrapolation beyond T = 1.
 TEMPERATURE_SLOPE = 0.20  # fractional loss of α per unit of temperature
-MAX_TEMPERATURE = 2.0
+MAX_TEMPERATURE = 2.0  # vLLM's too: SamplingParams refuses temperature outside [0, 2] (vllm/sampling_params.py)
 
 
 def temperature_factor(temperature) -> np.ndarray:
@@ -133,9 +143,14 @@ class Acceptance:
             raise InputError(f"the share of steps with a draft must be in (0, 1], got {self.match_share}")
 
     def survival(self, k, alpha=None) -> np.ndarray:
-        """`survival` at draft length k: from the per-position vector when measured, else from i.i.d. α. With `alpha`
-        (an end of the range) a measured vector is rescaled as α would move it: p_i · (alpha/α)^(i+1), since p_i is
-        the chance that i+1 drafts in a row survive (the same rescaling as `at_temperature`)."""
+        """`survival` at draft length k over every decode step: from the per-position vector when measured, else from
+        i.i.d. α, weighted by the match share (`with_match_share`). With `alpha` (an end of the range) a measured
+        vector is rescaled as α would move it: p_i · (alpha/α)^(i+1), since p_i is the chance that i+1 drafts in a
+        row survive (the same rescaling as `at_temperature`)."""
+        return with_match_share(self._drafted_survival(k, alpha), self.match_share)
+
+    def _drafted_survival(self, k, alpha=None) -> np.ndarray:
+        """`survival` over the steps that draft."""
         if self.per_position is None or (alpha is not None and self.alpha <= 0.0):
             return survival(self.alpha if alpha is None else alpha, k)
         ratio = 1.0 if alpha is None else alpha / self.alpha

@@ -15,7 +15,7 @@ import numpy as np
 # vLLM runs MLA in its weight-absorbed form for decode-like queries: one token, or up to 1 + k under speculation when
 # the backend supports uniform multi-token queries (mla_attention.py `MLACommonMetadataBuilder.reorder_batch_threshold`
 # and `query_len_support`); it expands the latent to per-head K/V for prefill chunks. Up to this many tokens a query
-# counts as decode here (verification is at most 1 + MAX_K = 33).
+# counts as decode here (verification is at most 1 + MAX_K = 17).
 MLA_DECODE_MAX_QUERY = 64
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.errors import InputError
+from advisor.model.config_fields import FLAGS, check_fields
 from advisor.model.modelspec import ModelSpec
 from advisor.model.quantization import from_quantization_config
 
@@ -168,6 +169,9 @@ def spec_from_config(config: dict[str, Any], name: str, hf_id: str | None = None
         arch = ", ".join(map(str, config.get("architectures") or ())) or "no architectures"
         raise InputError(f"{name!r}: model_type {model_type or '(none)'!r} ({arch}) is not modelled; supported: "
                          f"{', '.join(SUPPORTED_MODEL_TYPES)} (`specadvisor list models`)")
+    check_fields(cfg, name)
+    if cfg is not config:
+        check_fields({key: config[key] for key in FLAGS if key in config}, name)
     try:
         hidden, heads = int(need("hidden_size")), int(need("num_attention_heads"))
         layers = int(need("num_hidden_layers"))

@@ -24,10 +24,13 @@ TASK_PRIORS: dict[str, tuple[float, float, str]] = {
 # n-gram (prompt lookup) drafts only where the output repeats the prompt or itself, so two numbers describe it:
 # the share of steps that find a match (the others are plain decode steps) and α once a match is drafted.
 # (low α, high α, share of steps with a match, source). Output that copies its input (code edits, RAG answers,
-# summaries) matches often; chat and creative text rarely. The ranges are set so that an 8B target at batch 1
-# lands where published prompt-lookup runs do: 2-2.8x on summarization (vLLM blog 2024-10-17, CNN/DailyMail, up
+# summaries) matches often; chat and creative text rarely. The ranges were set so that an 8B target at batch 1
+# landed where published prompt-lookup runs do: 2-2.8x on summarization (vLLM blog 2024-10-17, CNN/DailyMail, up
 # to 2.8x; Saxena 2023, prompt lookup decoding on summarization and code editing), and little on chat (the same
-# blog: ShareGPT gains least; vLLM #19254: accepted 39-61% of draft tokens on chat traffic).
+# blog: ShareGPT gains least; vLLM #19254: accepted 39-61% of draft tokens on chat traffic). That was with every
+# step credited a full draft's tokens; counted as run (steps without a match yield one token, issue 25) they give
+# 1.5-1.6x on summarization and ~1.03x on chat at 1000 -> 500 tokens: below the published summarization figure,
+# so these priors err low until the shares are re-derived.
 NGRAM_PRIORS: dict[str, tuple[float, float, float, str]] = {
     "structured": (0.45, 0.70, 0.45, "templated output repeats its schema; cf. json"),
     "json": (0.50, 0.75, 0.50, "keys and punctuation repeat across records"),

@@ -18,7 +18,7 @@ import numpy as np
 
 from advisor.methods import MODELLED, TEXT_LOOKUP
 from advisor.model import truncation
-from advisor.model.acceptance import expected_tokens, survival
+from advisor.model.acceptance import expected_tokens, survival, with_match_share
 from advisor.model.costmodel import chunks, draft_pass, prefill_time, repeat_pass, step_time
 from advisor.model.enginecost import EngineCost
 from advisor.model.modelspec import ModelSpec
@@ -49,6 +49,9 @@ class Setup:
     spec_overhead: float | None = None
     spec_seq_overhead: float | None = None
     draft_share: float = 1.0  # share of sequences drafted for per step: 1 for a model; n-gram: those with a match
+    # s per step the speculative engine pays over the async baseline because vLLM schedules this method
+    # synchronously (advisor.vllm.sync_penalty: ngram on a GPU); 0 where both are scheduled alike
+    sync_penalty: float = 0.0
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -75,10 +78,10 @@ class Setup:
 
     def bookkeeping(self, batch) -> np.ndarray:
         """Speculative bookkeeping per engine step, s: spec_overhead + spec_seq_overhead·B (the Setup's, else the
-        target's EngineCost's)."""
+        target's EngineCost's), plus the sync penalty of a method vLLM schedules synchronously."""
         fixed = self.target_cost.spec_overhead if self.spec_overhead is None else self.spec_overhead
         per_seq = self.target_cost.spec_seq_overhead if self.spec_seq_overhead is None else self.spec_seq_overhead
-        return fixed + per_seq * np.asarray(batch, dtype=float)
+        return fixed + per_seq * np.asarray(batch, dtype=float) + self.sync_penalty
 
     def first_pass_tokens(self, k) -> np.ndarray:
         """Tokens per sequence in a model drafter's first pass: every token the target just verified, k+1 (vLLM V1's
@@ -165,10 +168,12 @@ def tpot_speedup(setup: Setup, tokens_per_step, k, batch, context) -> np.ndarray
 
 def tpot_speedup_alpha(setup: Setup, alpha, k, batch, context, decode_tokens=None) -> np.ndarray:
     """The vectorized workhorse: decode speedup for i.i.d. α over any broadcastable grid of (α, k, B, L), for
-    requests of `decode_tokens` decode tokens (their last step cut short, `truncation`), or unbounded ones (None)."""
+    requests of `decode_tokens` decode tokens (their last step cut short, `truncation`), or unbounded ones (None).
+    α is the acceptance on the steps that draft: a share `setup.draft_share` of them (`with_match_share`)."""
+    curve = with_match_share(survival(alpha, k), setup.draft_share)
     if decode_tokens is None:
-        return tpot_speedup(setup, expected_tokens(alpha, k), k, batch, context)
-    return tpot_speedup(setup, truncation.tokens_per_step(survival(alpha, k), decode_tokens), k, batch, context)
+        return tpot_speedup(setup, curve.sum(axis=-1), k, batch, context)
+    return tpot_speedup(setup, truncation.tokens_per_step(curve, decode_tokens), k, batch, context)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from advisor.model.acceptance import solve_partial_sum, survival
+from advisor.model.acceptance import solve_partial_sum, survival, with_match_share
 
 # Beyond this many tokens the expected step count grows by exactly 1/E per token (renewal theory: the overshoot
 # settles within a few multiples of k + 1 tokens for α < 1), so the exact recursion stops here. At α = 1, where X is
-# constant and steps = ceil(m / (k + 1)), stopping costs at most one step in m / (k + 1) ≥ 31 (k ≤ 32).
+# constant and steps = ceil(m / (k + 1)), stopping costs at most one step in m / (k + 1) ≥ 60 (k ≤ MAX_K = 16).
 EXACT_TOKENS = 1024
 
 
@@ -53,21 +53,23 @@ def tokens_per_step(survival_curve, decode_tokens) -> np.ndarray:
         return np.where(m > 0, m / steps, s.sum(axis=-1))
 
 
-def alpha_for_tokens_per_step(target, k, decode_tokens) -> np.ndarray:
-    """The i.i.d. α whose tokens per step over m decode tokens equal `target`; NaN where even α = 1 falls short.
+def alpha_for_tokens_per_step(target, k, decode_tokens, share: float = 1.0) -> np.ndarray:
+    """The i.i.d. α whose tokens per step over m decode tokens equal `target`, when a `share` of the steps draft
+    (`acceptance.with_match_share`); NaN where even α = 1 falls short.
 
-    Fixed point on the truncation factor g(α) = tokens_per_step / E: solve E(α, k) = target / g exactly
-    (`solve_partial_sum`), update g, repeat. g moves far more slowly with α than E does, so each round shrinks the
-    error several-fold (a handful of rounds reach 1e-10)."""
+    Fixed point on the truncation factor g(α) = tokens_per_step / E: solve 1 + share·(E(α, k) - 1) = target / g
+    exactly (`solve_partial_sum`), update g, repeat. g moves far more slowly with α than E does, so each round
+    shrinks the error several-fold (a handful of rounds reach 1e-10)."""
     target = np.asarray(target, dtype=float)
     k = np.asarray(k, dtype=float)
     shape = np.broadcast_shapes(target.shape, k.shape)
-    reachable = np.broadcast_to(tokens_per_step(survival(1.0, k), decode_tokens), shape) >= target - 1e-12
-    alpha = solve_partial_sum(np.clip(target - 1.0, 0.0, k), k)
+    curve_at = lambda a: with_match_share(survival(a, k), share)  # noqa: E731
+    reachable = np.broadcast_to(tokens_per_step(curve_at(1.0), decode_tokens), shape) >= target - 1e-12
+    alpha = solve_partial_sum(np.clip((target - 1.0) / share, 0.0, k), k)
     for _ in range(50):
-        curve = survival(alpha, k)
+        curve = curve_at(alpha)
         g = tokens_per_step(curve, decode_tokens) / curve.sum(axis=-1)
-        alpha, previous = solve_partial_sum(np.clip(target / g - 1.0, 0.0, k), k), alpha
+        alpha, previous = solve_partial_sum(np.clip((target / g - 1.0) / share, 0.0, k), k), alpha
         if np.all(np.abs(alpha - previous) < 1e-10):
             break
     return np.where(reachable, alpha, np.nan)

@@ -1,8 +1,20 @@
-"""`--gpu auto`: which GPU is this? Asked of NVML (the `nvml` extra), matched to a datasheet profile by name."""
+"""`--gpu auto`: which GPU is this? Asked of NVML (the `nvml` extra), matched to a datasheet profile by name and
+checked against its memory.
+
+The GPU asked about is the one vLLM will use: the first of CUDA_VISIBLE_DEVICES (an index, a GPU-… UUID or a
+MIG-… UUID, as CUDA reads it), else NVML's device 0. A match is either exact (the driver's name, less vendor words,
+is a profile name or alias) or exact after dropping only words that never tell two profiles apart (memory size
+and type, "Generation"); and the profile's memory must agree with what NVML reports. Anything else (a form factor
+dropped, H200 NVL read as H200 SXM; a 40 GB card read as the 80 GB one; a MIG slice) is refused in one line naming
+the nearest profile, never picked silently.
+"""
 
 from __future__ import annotations
 
 import difflib
+import os
+import re
+from dataclasses import dataclass
 
 from advisor.errors import InputError
 
@@ -12,34 +24,105 @@ except ImportError:
     pynvml = None
 from advisor.profiles.catalog import load_hardware, names
 
+VENDOR_WORDS = ("nvidia", "geforce", "amd", "instinct")
+# Words a driver name may carry beyond a profile's name without changing which part it is: memory size and type.
+NEUTRAL_WORD = re.compile(r"^(\d+(\.\d+)?g(b)?|hbm\d?e?|gddr\d+x?|generation)$")
+MEMORY_TOLERANCE = 0.08  # NVML's total (less the driver's reserve) vs the datasheet's GiB: 80 GB H100 = 79.6 GiB
 
-def local_gpu_name() -> str:
-    """The driver's name for GPU 0, e.g. 'NVIDIA H100 80GB HBM3'."""
+
+@dataclass(frozen=True, slots=True)
+class LocalGpu:
+    """The GPU vLLM will run on, as NVML describes it."""
+
+    name: str  # the driver's name, e.g. 'NVIDIA H100 80GB HBM3'
+    memory_bytes: int  # total device memory NVML reports
+    mig: bool = False  # a MIG slice (a fraction of the GPU's memory, bandwidth and compute)
+
+
+def visible_handle(nvml=None):
+    """NVML's handle of the first GPU CUDA_VISIBLE_DEVICES names (index or UUID), else device 0."""
+    nvml = nvml or pynvml
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        first = visible.split(",")[0].strip()
+        if not first or first.startswith("-"):
+            raise InputError(f"CUDA_VISIBLE_DEVICES={visible!r} hides every GPU; name one with --gpu")
+        if first.isdigit():
+            return nvml.nvmlDeviceGetHandleByIndex(int(first))
+        return nvml.nvmlDeviceGetHandleByUUID(first)  # GPU-… or MIG-…
+    return nvml.nvmlDeviceGetHandleByIndex(0)
+
+
+def local_gpu() -> LocalGpu:
+    """The visible GPU's name and memory, from NVML."""
     if pynvml is None:
         raise InputError("--gpu auto needs pynvml: pip install 'specadvisor[nvml]'")
     try:
         pynvml.nvmlInit()
-        name = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(0))
+        handle = visible_handle()
+        name = pynvml.nvmlDeviceGetName(handle)
+        memory = int(pynvml.nvmlDeviceGetMemoryInfo(handle).total)
+        try:
+            mig = bool(pynvml.nvmlDeviceIsMigDeviceHandle(handle))
+        except (pynvml.NVMLError, AttributeError):
+            mig = False
     except pynvml.NVMLError as exc:
         raise InputError(f"--gpu auto: NVML sees no GPU ({exc}); name one with --gpu") from None
-    return name.decode() if isinstance(name, bytes) else name
+    return LocalGpu(name.decode() if isinstance(name, bytes) else name, memory, mig)
 
 
-def match_profile(driver_name: str) -> str:
-    """The driver's name, less vendor words, as a profile name or alias, dropping trailing words (memory type, form
-    factor) until one matches; failing that, the profile whose display name is closest."""
-    words = [w for w in driver_name.lower().replace("-", " ").split() if w not in ("nvidia", "geforce", "amd", "instinct")]
+def local_gpu_name() -> str:
+    """The driver's name for the visible GPU, e.g. 'NVIDIA H100 80GB HBM3'."""
+    return local_gpu().name
+
+
+def _words(driver_name: str) -> list[str]:
+    return [w for w in driver_name.lower().replace("-", " ").split() if w not in VENDOR_WORDS]
+
+
+def _exact(words: list[str]) -> str | None:
+    """The profile whose name or alias is these words, or these words less trailing neutral ones."""
     for end in range(len(words), 0, -1):
+        if end < len(words) and not NEUTRAL_WORD.match(words[end]):
+            return None  # a word that tells parts apart (PCIe, NVL, Ada, ...) would be dropped
         try:
             return load_hardware(" ".join(words[:end])).slug
         except InputError:
             continue
-    displays = {load_hardware(slug).name.lower(): slug for slug in names("hardware")}
-    close = difflib.get_close_matches(driver_name.lower(), list(displays), n=1, cutoff=0.6)
-    if not close:
-        raise InputError(f"--gpu auto found {driver_name!r}, which matches no profile; name one with --gpu")
-    return displays[close[0]]
+    return None
+
+
+def nearest_profile(driver_name: str) -> str:
+    """The profile whose display name or alias is closest to the driver's name (for a refusal's hint)."""
+    keys = {}
+    for slug in names("hardware"):
+        hw = load_hardware(slug)
+        for key in (hw.name, slug, *hw.aliases):
+            keys.setdefault(" ".join(_words(key)), slug)
+    close = difflib.get_close_matches(" ".join(_words(driver_name)), list(keys), n=1, cutoff=0.0)
+    return keys[close[0]]
+
+
+def match_profile(driver_name: str, memory_bytes: int | None = None, *, mig: bool = False) -> str:
+    """The profile of the GPU the driver names (NVML's total memory, when given, must agree with the profile's);
+    InputError naming the nearest profile when none is certain."""
+    found = None if mig else _exact(_words(driver_name))
+    if found is not None and memory_bytes:
+        gib, listed = memory_bytes / 1024**3, load_hardware(found).memory_gib
+        if abs(gib / listed - 1) > MEMORY_TOLERANCE:
+            raise InputError(f"--gpu auto found {driver_name!r} with {gib:.0f} GiB, but profile {found!r} lists "
+                             f"{listed:g} GiB: no profile describes this GPU; pass --gpu {found} to use it anyway, "
+                             "or add one to profiles/hardware")
+    if found is not None:
+        return found
+    nearest = nearest_profile(driver_name)
+    what = "a MIG slice (a fraction of a GPU's bandwidth and compute)" if mig else "no profile"
+    raise InputError(f"--gpu auto found {driver_name!r}, which matches {what}; the nearest profile is "
+                     f"{nearest!r}: pass --gpu {nearest} to use it anyway, or add one to profiles/hardware")
 
 
 def resolve_gpu(name: str) -> str:
-    return match_profile(local_gpu_name()) if name == "auto" else name
+    if name != "auto":
+        return name
+    gpu = local_gpu()
+    return match_profile(gpu.name, gpu.memory_bytes, mig=gpu.mig)

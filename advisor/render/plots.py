@@ -43,8 +43,11 @@ def alpha_figure(a: Advice):
     for k, colour, curve in zip(sw.ks, st.k_colours(len(sw.ks)), sw.tpot):
         ax.plot(sw.alphas, curve, color=colour, lw=1.4, label=f"k = {k}")
     k_shown = sw.best_k or 1
+    ax.fill_between(sw.alphas, *sw.tpot_band, color=st.k_colours(len(sw.ks))[min(k_shown, len(sw.ks)) - 1],
+                    alpha=0.18, lw=0, label=f"the cost model's 80% interval,\nk = {k_shown} (grey: end to end)")
     ax.plot(sw.alphas, sw.e2e_best, color=st.MARK, lw=1.6, ls=(0, (4, 2)),
             label=f"end to end, k = {k_shown}\n(prefill included)")
+    ax.fill_between(sw.alphas, *sw.e2e_band, color=st.MARK, alpha=0.10, lw=0)
     if acc.high > acc.low:
         ax.axvspan(acc.low, acc.high, color=st.RANGE, alpha=0.35, lw=0, label="your α range")
     if a.break_even_alpha is not None:
@@ -59,7 +62,7 @@ def alpha_figure(a: Advice):
     ax.annotate(f"you: k = {k_shown} ({verb})\n{tpot_here:.2f}x decode, {e2e_here:.2f}x end to end",
                 (acc.alpha, tpot_here), xytext=(-12, 14), textcoords="offset points", ha="right", fontsize=9,
                 bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="#c9ced4"))
-    _speedup_axis(ax, float(max(sw.tpot.max(), sw.e2e_best.max())))
+    _speedup_axis(ax, float(max(sw.tpot.max(), sw.e2e_best.max(), sw.tpot_band[1].max())))
     ax.set_xlim(0, 1)
     ax.set_xlabel("α: per-token acceptance probability (Leviathan et al. 2023)")
     ax.set_ylabel("decode speedup (time per output token, baseline / speculative)")
@@ -94,6 +97,8 @@ def batch_figure(a: Advice):
         for k, colour, curve in zip(sw.ks, st.k_colours(len(sw.ks)), sw.tpot):
             ax.plot(sw.batches, curve * runs, color=colour, lw=1.2, alpha=0.9, label=f"k = {k}")
         ax.plot(sw.batches, sw.envelope * runs, color=st.MARK, lw=2.2, label="best k per batch\n(the vLLM schedule)")
+        ax.fill_between(sw.batches, sw.envelope_band[0] * runs, sw.envelope_band[1] * runs, color=st.MARK,
+                        alpha=0.15, lw=0, label="its 80% interval\n(acceptance and cost)")
     _memory_limits(ax, sw, top)
     cb = a.critical_batch
     if cb:

@@ -6,16 +6,18 @@ Colour (ANSI) only when writing to a terminal and NO_COLOR is unset.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 
+from advisor.model.uncertainty import Z80
 from advisor.recommendation import Recommendation
 from advisor.render.wrap import paragraph, shell_command, terminal_width
 
 TABLE_KS = 8  # the per-k table shows k = 0..8 plus the best k; JSON has all of them
 ANSI = {"green": "32", "yellow": "33", "red": "31", "bold": "1"}
 VERDICT_COLOUR = {"enable": "green", "marginal": "yellow", "disable": "red"}
-COLUMNS = ("k", "tokens/step", "TPOT speedup", "e2e speedup", "throughput speedup")
+COLUMNS = ("k", "tokens/step", "TPOT speedup", "e2e speedup", "e2e 80% range", "throughput")
 
 
 def _paint(text: str, colour: str, on: bool) -> str:
@@ -28,24 +30,74 @@ def _headline(r: Recommendation) -> list[str]:
     gpus = f"{i.num_gpus}x {i.gpu}" if i.num_gpus > 1 else i.gpu
     lines = [f"{what} on {gpus}, batch {i.batch}, {i.prompt_len} -> {i.out_len} tokens, T={i.temperature:g}"]
     if r.best_k and r.concurrency.speculative >= 1:  # a k that does not fit has no speedup to show
-        lines.append(f"{'k' if i.k is not None else 'best k'} = {r.best_k}: TPOT {s.tpot:.2f}x, end-to-end {s.e2e_latency:.2f}x (range "
-                     f"{band.e2e_low:.2f}-{band.e2e_high:.2f}x over α {band.alpha_low:.2f}-"
-                     f"{band.alpha_high:.2f}), throughput {s.throughput:.2f}x")
+        lines.append(f"{'k' if i.k is not None else 'best k'} = {r.best_k}: TPOT {_in(band.tpot)}, end-to-end "
+                     f"{_in(band.e2e)}, throughput {_in(band.throughput)} ({band.level:.0%} intervals)")
+        lines.append(_how_sure(r))
     lines += r.reasons
     be = f"{r.break_even_alpha:.2f}" if r.break_even_alpha is not None else "none (no decode)" if i.out_len == 1 \
         else "never pays"
+    if r.break_even_alpha is not None and band.break_even_alpha_high is not None:
+        be += f" ({band.break_even_alpha_low or 0:.2f}-{band.break_even_alpha_high:.2f} over the cost model's error)"
     pays = " and ".join(f"{lo}-{hi}" if hi > lo else f"{lo}" for lo, hi in r.paying_batches)
     pays = f"decode gains at batches {pays}" if pays else "decode gains at no batch"
+    if (band.critical_batch_low, band.critical_batch_high) != (r.critical_batch, r.critical_batch):
+        pays += (f" (from batch 1: {_span(band.critical_batch_low)} to {_span(band.critical_batch_high)} over the "
+                 "interval)")
+    if r.concurrency.speculative < 1:  # nothing runs with speculation: no break-even or paying batch to speak of
+        be, pays = f"none: {'the target' if r.concurrency.baseline < 1 else 'speculation'} does not fit", "no decode gain"
     lines.append(f"break-even α {be} | {pays} | costs: {r.cost_source}")
     lines += [f"note: {n}" for n in i.acceptance_notes]
     return lines
 
 
+NO_FIT = "does not fit"
+
+
+def _x(value: float | None) -> str:
+    return NO_FIT if value is None else f"{value:.2f}x"
+
+
+def _in(b) -> str:
+    """A speedup and its interval: 1.47x (1.15-1.88)."""
+    return f"{b.point:.2f}x ({b.low:.2f}-{b.high:.2f})" if b.high > b.low else f"{b.point:.2f}x"
+
+
+def _span(critical: int | None) -> str:
+    """A paying range from batch 1, by its critical batch (0: none; None: up to the limit)."""
+    return "none" if critical == 0 else "every batch" if critical is None else f"1-{critical}"
+
+
+def _how_sure(r: Recommendation) -> str:
+    """Each term's share of the interval, the widest named, and where each came from."""
+    band = r.interval
+    cost = f"±{math.expm1(Z80 * band.sigma_cost):.0%} from the cost model ({band.sources[1].removeprefix('cost: ')})"
+    alpha = f"α {band.alpha_low:.2f}-{band.alpha_high:.2f}"
+    acc = (f"±{math.expm1(Z80 * band.sigma_acceptance):.0%} from acceptance ({alpha})"
+           if band.alpha_high > band.alpha_low else f"acceptance taken as exact (α {band.alpha_low:.2f})")
+    widest = f"; the {band.dominant} dominates" if band.dominant else ""
+    return f"how sure: end to end {cost}, {acc}{widest}"
+
+
+def _range(p) -> str:
+    """A row's e2e 80% range; '-' where it has no width or the row does not fit."""
+    return f"{p.e2e_low:.2f}-{p.e2e_high:.2f}x" if p.fits and p.e2e_high > p.e2e_low else "-"
+
+
 def _table_rows(r: Recommendation) -> list[tuple[bool, list[str]]]:
-    return [(p.k == r.best_k,
-             [str(p.k), f"{p.expected_tokens_per_step:.2f}", f"{p.tpot_speedup:.2f}x",
-              f"{p.e2e_speedup:.2f}x", f"{p.throughput_speedup:.2f}x"])
+    """The per-k rows; a row that does not fit says so and is never marked best."""
+    return [(p.k == r.best_k and p.fits,
+             [str(p.k), f"{p.expected_tokens_per_step:.2f}", _x(p.tpot_speedup), _x(p.e2e_speedup), _range(p),
+              _x(p.throughput_speedup)])
             for p in r.per_k if p.k <= TABLE_KS or p.k == r.best_k]
+
+
+def _table_note(r: Recommendation) -> str:
+    """At which concurrency each column is taken."""
+    c = r.concurrency
+    if c.baseline < 1 or c.baseline == c.speculative == c.batch:  # nothing runs, or every column at the batch
+        return ""
+    return (f"TPOT: both sides at the requests speculation runs at that k; end to end and throughput: each side at "
+            f"what it holds ({c.baseline} without speculation, {c.speculative} at k={r.best_k or 1}; batch {c.batch})")
 
 
 def _schedule(r: Recommendation) -> str:
@@ -72,7 +124,12 @@ def text(r: Recommendation, colour: bool | None = None, width: int | None = None
     out += ["", line(list(COLUMNS)), line(["-" * w for w in widths])]
     out += [_paint(line(cells) + "  <- best", "bold", colour) if best else line(cells) for best, cells in rows]
     split = r.time_split
-    tpot = f"{split.tpot_baseline_ms:.2f}" + (f" -> {split.tpot_spec_ms:.2f}" if r.speedup.tpot > 0 else "")
+    c = r.concurrency
+    at = (f" ({c.baseline} running)", f" ({c.speculative} running)") if c.baseline != c.speculative else ("", "")
+    tpot = f"{split.tpot_baseline_ms:.2f}{at[0]}" + (f" -> {split.tpot_spec_ms:.2f}{at[1]}" if r.best_k and
+                                                    r.speedup.tpot else "")
+    note = _table_note(r)
+    out += ["", wrap(note)] if note else []
     out += ["", wrap(f"time split (baseline): prefill {split.prefill_s:.3f} s + decode {split.decode_baseline_s:.3f} s; "
                      f"TPOT {tpot} ms"), ""]
     out += _paste(r, width)
@@ -98,11 +155,13 @@ def markdown(r: Recommendation) -> str:
     out += [f"- {line}" for line in _headline(r)]
     out += ["", "| check | ok | detail |", "|---|---|---|"]
     out += [f"| {c.name} | {'yes' if c.ok else 'no'} | {c.detail} |" for c in r.checks]
-    out += ["", "| " + " | ".join(COLUMNS) + " |", "|---:|---:|---:|---:|---:|"]
+    out += ["", "| " + " | ".join(COLUMNS) + " |", "|" + "---:|" * len(COLUMNS)]
     for best, cells in _table_rows(r):
         if best:
             cells = [f"**{cell}**" for cell in cells]
         out.append("| " + " | ".join(cells) + " |")
+    note = _table_note(r)
+    out += ["", note] if note else []
     if not r.vllm.serve_command:
         return "\n".join(out + ["", "No vLLM command: the target does not fit."]) + "\n"
     out += ["", "```bash", r.vllm.serve_command, "```"]

@@ -45,6 +45,11 @@ def _side_line(label: str, side, w, c: Cell) -> str:
             f"{side.gpus} GPUs for {w.rate:g} req/s; {_usd(side.usd_per_mtok)} per million output tokens")
 
 
+def _band(b) -> str:
+    """A speedup with its interval: 1.47x (1.15-1.88x)."""
+    return f"{b.point:.2f}x ({b.low:.2f}-{b.high:.2f}x)" if b.high > b.low else f"{b.point:.2f}x"
+
+
 def _details(r: Review, c: Cell) -> list[tuple]:
     w = next(x for x in r.plan.workload if x.name == c.workload)
     d = next(x for x in r.plan.deployment if x.name == c.deployment)
@@ -69,8 +74,11 @@ def _details(r: Review, c: Cell) -> list[tuple]:
                      f"{a.interval.alpha_high:.2f}); {inp.acceptance_source}")
         items += [f"note: {n}" for n in inp.acceptance_notes]
         items.append(f"at the planned load (mean concurrency {c.load_batch:.1f} per replica, advised at batch "
-                     f"{inp.batch}): {a.verdict}, k={a.best_k}, end-to-end {a.speedup.e2e_latency:.2f}x, "
-                     f"TPOT {a.speedup.tpot:.2f}x; " + "; ".join(a.reasons))
+                     f"{inp.batch}): {a.verdict}, k={a.best_k}, "
+                     + (f"end-to-end {_band(a.interval.e2e)}, TPOT {_band(a.interval.tpot)} ({a.interval.level:.0%} "
+                        "intervals" + (f"; the {a.interval.dominant} dominates" if a.interval.dominant else "") + "); "
+                        if a.speedup.tpot is not None else "does not fit; ")
+                     + "; ".join(a.reasons))
         items += [f"check {ch.name}: {'pass' if ch.ok else 'FAIL'}: {ch.detail}" for ch in a.checks]
         items.append(f"step costs: {a.cost_source}")
     items += [f"note: {n}" for n in c.notes]

@@ -185,9 +185,9 @@ def _recommend(base: Side, spec: Side, advice: Recommendation) -> tuple[str, str
         return "enable", f"{base.gpus - spec.gpus} fewer GPUs: {gain:+.0%} sustainable rate (k={s.k} at capacity)"
     if spec.gpus > base.gpus:
         return "disable", f"{spec.gpus - base.gpus} more GPUs: {gain:+.0%} sustainable rate; {WHY_SLOWER[s.bound.split(' (')[0]]}"
-    e2e = advice.speedup.e2e_latency
+    e2e = advice.speedup.e2e_latency  # None where the advised k does not fit at the planned load
     return advice.verdict, (f"same GPUs ({gain:+.0%} rate); at the planned load: k={advice.best_k}, "
-                            f"{e2e:.2f}x end-to-end latency")
+                            + (f"{e2e:.2f}x end-to-end latency" if e2e is not None else "does not fit"))
 
 
 def review(plan: Plan, source: str | Path) -> Review:

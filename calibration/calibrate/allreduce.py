@@ -23,7 +23,7 @@ from scipy.optimize import lsq_linear
 
 from calibration.calibrate.bench import PLAN_CHUNK
 
-REPEATS = 30  # samples per message size, each starting from a barrier; the median is kept
+REPEATS = 30  # samples per message size (each from a barrier on a CPU, a graph replay on a GPU); the median is kept
 CALLS = 5  # back-to-back all-reduces per sample: their mean is one sample (a lone call's time is mostly skew)
 MAX_LINK_BANDWIDTH = 1e15  # bytes/s: the fit's bound when the slope is lost in noise (1 PB/s, beyond any link)
 
@@ -73,9 +73,10 @@ def measure(engine, max_tokens: int, repeats: int = REPEATS, calls: int = CALLS)
     """The ladder timed through `engine` (tensor_parallel_size > 1): what a profile's `allreduce` block stores
     before its fit ({"tensor_parallel_size", "points": [{"tokens", "bytes", "samples"}]}), seconds per call."""
     tokens = ladder(max_tokens)
-    per_token, samples = engine.allreduce_times(tokens, repeats, calls)
+    per_token, samples, paths = engine.allreduce_times(tokens, repeats, calls)
     return {"tensor_parallel_size": engine.tensor_parallel_size,
-            "points": [{"tokens": t, "bytes": t * per_token, "samples": s} for t, s in zip(tokens, samples)]}
+            "points": [{"tokens": t, "bytes": t * per_token, "samples": s, "timed": p}
+                       for t, s, p in zip(tokens, samples, paths)]}
 
 
 def fit_block(block: dict) -> AllReduceFit:

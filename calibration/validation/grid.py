@@ -10,6 +10,13 @@ from advisor.errors import InputError
 from calibration.engine.testpair import PairSpec, TinyArch, family_arch
 
 
+SYNC_BASELINE = "baseline_sync"  # the baseline engine with async scheduling off (Grid.sync_baseline)
+
+
+def is_baseline(method: str) -> bool:
+    return method in ("baseline", SYNC_BASELINE)
+
+
 @dataclass(frozen=True, slots=True)
 class Grid:
     """What to run. Every pair is one acceptance level of the `draft_model` method; `ngram` adds the n-gram
@@ -29,6 +36,10 @@ class Grid:
     baseline_twice: bool = True  # run the baseline again at the end: exposes drift in the machine's speed
     passes: int = 1  # times the whole engine list runs (fresh engines each time); points take the median
     repeats: int = 1  # generate calls per shape on each engine, in rounds over the shapes (all kept)
+    # also run the baseline synchronously (SYNC_BASELINE): set where vLLM runs the baseline async and ngram sync (a
+    # GPU), so n-gram's bookkeeping is measured against a baseline scheduled as it is, and the difference between
+    # the two baselines is the host time async scheduling hides (report.py `spec_overheads`, `sync_host_seconds`)
+    sync_baseline: bool = False
 
     def __post_init__(self) -> None:
         names = ("scales", "ks", "batches", "prompt_lens", "out_lens", "temperatures")
@@ -61,7 +72,7 @@ class Grid:
     def engines(self) -> list[tuple[str, float | None, int]]:
         """(method, scale, k) per engine to start. The baseline runs first and again last: speedups divide by
         the median of its runs, and their difference shows how much the machine drifted during the run."""
-        runs = [("baseline", None, 0)]
+        runs = [("baseline", None, 0)] + ([(SYNC_BASELINE, None, 0)] if self.sync_baseline and self.ngram else [])
         runs += [("draft_model", s, k) for s in self.scales for k in self.ks]
         runs += [("ngram", None, k) for k in self.ks] if self.ngram else []
         return runs + ([("baseline", None, 0)] if self.baseline_twice else [])
@@ -90,6 +101,7 @@ class Run:
     error: str | None = None  # why this point has no (trustworthy) measurement
     pass_index: int = 0  # which pass over the engine list measured it (Grid.passes)
     repeat: int = 0  # which round over the shapes on its engine (Grid.repeats)
+    async_scheduling: bool = False  # the engine scheduled asynchronously (vLLM on a GPU, but not for ngram)
 
     @property
     def ok(self) -> bool:

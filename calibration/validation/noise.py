@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calibration.validation.grid import Run, engine_of, grouped, point_of, shape_of
+from calibration.validation.grid import Run, engine_of, grouped, is_baseline, point_of, shape_of
 
 
 def passes_run(runs: list[Run]) -> tuple[int, bool]:
@@ -39,7 +39,7 @@ def drift(runs: list[Run]) -> float | None:
 def pass_spread(runs: list[Run]) -> float | None:
     """Median over speculative points measured more than once (passes, repeats) of max/min TPOT − 1: how far one
     measurement of the same work is from another."""
-    measured = grouped((r for r in runs if r.method != "baseline" and r.ok), point_of)
+    measured = grouped((r for r in runs if not is_baseline(r.method) and r.ok), point_of)
     spreads = [max(r.tpot_s for r in rs) / min(r.tpot_s for r in rs) - 1.0 for rs in measured.values() if len(rs) > 1]
     return float(np.median(spreads)) if spreads else None
 
@@ -49,7 +49,7 @@ def instance_spread(runs: list[Run]) -> dict[str, float] | None:
     `per_call`, the median over engine instances of the scatter among the shapes one instance measured, and
     `per_instance`, the spread of the instances' mean residuals with the per-call part taken out
     (var(mean) = σ_instance² + σ_call² / shapes). None with fewer than two passes."""
-    measured = grouped((r for r in runs if r.method != "baseline" and r.ok), point_of)
+    measured = grouped((r for r in runs if not is_baseline(r.method) and r.ok), point_of)
     residual: dict[tuple, list[float]] = {}
     for rs in measured.values():
         if len(rs) > 1:

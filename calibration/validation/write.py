@@ -18,9 +18,10 @@ from advisor.atomic_write import write_atomic
 from advisor.errors import InputError
 from advisor.profiles.calibrated import costs_for
 from advisor.profiles.catalog import load_hardware, load_model
+from advisor.vllm import async_scheduling_default
 from advisor.render.plot_style import save
-from calibration.calibrate.bench import system_info
-from calibration.calibrate.machine import detect_hardware
+from calibration.calibrate.machine import detect_hardware, device_info
+from calibration.engine.platform import on_cpu
 from calibration.engine.testpair import family_arch, write_configs
 from calibration.validation.grid import Grid, Run
 from calibration.validation.markdown import markdown
@@ -43,9 +44,8 @@ def load_costs(calibration: str | None, target_dir: Path, draft_dir: Path, tp: i
     pair's architecture on this hardware. Validation without measured costs would test the datasheet, not the
     model: refuse, and say how to calibrate."""
     target, draft = load_model(str(target_dir)), load_model(str(draft_dir))
-    slug, _ = detect_hardware("auto")
-    try:
-        hw = load_hardware(slug)
+    try:  # a GPU no profile describes is refused by --gpu auto: then only --calibration can say
+        hw = load_hardware(detect_hardware("auto")[0])
     except InputError:
         hw = None
     found = costs_for(calibration, target, draft, hw, tp) if (calibration or hw is not None) else None
@@ -61,7 +61,8 @@ def load_costs(calibration: str | None, target_dir: Path, draft_dir: Path, tp: i
 def validate_command(*, out: str, scales: str, ks: str, batches: str, prompt_lens: str, out_lens: str,
                      temperatures: str, ngram: bool, calibration: str | None, from_json: str | None,
                      passes: int = 1, more_passes: int = 0, resume: bool = False, repeats: int = 1,
-                     family: str = "llama", draft_layers: int | None = None, num_gpus: int = 1) -> list[str]:
+                     family: str = "llama", draft_layers: int | None = None, num_gpus: int = 1,
+                     gpu_memory_utilization: float | None = None) -> list[str]:
     out_dir = Path(out)
     if more_passes < 0 or (more_passes and from_json is None and not resume):
         raise InputError("--more-passes N (N >= 1) adds passes to earlier measurements: give --from-json FILE "
@@ -82,14 +83,25 @@ def validate_command(*, out: str, scales: str, ks: str, batches: str, prompt_len
                     draft_layers=family_arch(family, draft_layers)[1])
         if (out_dir / "validation.json").exists():
             raise InputError(f"{out_dir / 'validation.json'} exists: pass --resume to continue it, or another --out")
+        costs = grid_costs(grid, calibration)  # before measuring: no calibration, no report, so no run
+        grid = replace(grid, sync_baseline=ngram and sync_ngram())
         load_before = os.getloadavg()
-        device = system_info()
-        measured = run_grid(grid, progress=_progress, saved=lambda m: _write_measurements(
-            out_dir, grid, m.runs, {"engine": m.engine, "measured": _now(), "device": device, "partial": True}))
+        device = device_info()
+        measured = run_grid(grid, progress=_progress, gpu_memory_utilization=gpu_memory_utilization,
+                            saved=lambda m: _write_measurements(out_dir, grid, m.runs, {
+                                "engine": m.engine, "measured": _now(), "device": device, "partial": True}))
         meta = {"engine": measured.engine, "measured": _now(), "device": device,
                 "load_average": {"before": load_before, "after": os.getloadavg()}}
         _write_measurements(out_dir, grid, measured.runs, meta)
+        return write_report(out_dir, grid, measured.runs, costs, meta)
     return write_report(out_dir, grid, measured.runs, grid_costs(grid, calibration), meta)
+
+
+def sync_ngram() -> bool:
+    """Whether vLLM here runs ngram synchronously beside an async baseline (a GPU: advisor.vllm
+    `async_scheduling_default`), so validate adds a synchronous baseline to compare n-gram with."""
+    cpu = on_cpu()
+    return async_scheduling_default(None, cpu=cpu) != async_scheduling_default("ngram", cpu=cpu)
 
 
 def measure_more(grid: Grid, measured: Measured, meta: dict, more: int, out_dir: Path) -> tuple[Grid, Measured, dict]:
@@ -98,7 +110,7 @@ def measure_more(grid: Grid, measured: Measured, meta: dict, more: int, out_dir:
     pairs and prompts: same seed). When they ran is logged in meta["more_passes"]: a machine that changed in
     between shows as a larger pass spread."""
     grid = replace(grid, passes=grid.passes + more)
-    load_before, device = os.getloadavg(), system_info()
+    load_before, device = os.getloadavg(), device_info()
 
     def with_log(m: Measured, **fields) -> dict:
         engines = (len(m.runs) - len(measured.runs)) // grid.runs_per_engine()
@@ -138,7 +150,8 @@ def write_report(out_dir: Path, grid: Grid, runs: list[Run], costs: Costs, meta:
     costs, rows, decided, summary = analyse(runs, costs)
     doc = {**_document(grid, runs, meta), "cost_source": costs.source,
            "costs": {"target": asdict(costs.target_cost), "draft": asdict(costs.draft_cost),
-                     "spec_overhead": costs.spec_overhead, "spec_seq_overhead": costs.spec_seq_overhead},
+                     "spec_overhead": costs.spec_overhead, "spec_seq_overhead": costs.spec_seq_overhead,
+                     "sync_host": costs.sync_host},
            "summary": summary, "comparison": rows, "decisions": decided}
     written = [write_atomic(out_dir / "validation.json", json.dumps(doc, indent=1, default=_plain) + "\n"),
                write_atomic(out_dir / "validation.md", markdown(doc))]

@@ -49,7 +49,7 @@ def test_text_prompts_need_the_targets_tokenizer(tmp_path, model_dir):
 @pytest.mark.parametrize("args, match", [
     (["--draft", "{d}"], "not a model folder: it has no config.json"),  # the target folder lacks config.json
     (["--method", "draft_model"], "needs --draft"),
-    (["--draft", "{t}", "--k", "0"], "--k must be in 1..32"),
+    (["--draft", "{t}", "--k", "0"], "--k must be in 1..16"),
     (["--draft", "{t}", "--max-tokens", "1"], "at least 2"),
 ])
 def test_bad_measure_flags_fail_before_any_engine(tmp_path, model_dir, args, match):

@@ -30,7 +30,9 @@ def test_json_matches_the_documented_schema():
                 "time_split", "checks", "vllm", "cost_source", "inputs"):
         assert key in data
     assert set(data["speedup"]) == {"tpot", "e2e_latency", "throughput"}
-    assert {"k", "expected_tokens_per_step", "tpot_speedup", "e2e_speedup", "throughput_speedup"} == set(data["per_k"][0])
+    assert {"k", "expected_tokens_per_step", "tpot_speedup", "e2e_speedup", "throughput_speedup", "fits",
+            "concurrency", "tpot_low", "tpot_high", "e2e_low", "e2e_high", "throughput_low",
+            "throughput_high"} == set(data["per_k"][0])
     assert {"max_concurrency_baseline", "max_concurrency_spec", "fits"} <= set(data["memory"])
     assert "prefill_fraction_baseline" in data["time_split"]
     assert {"serve_command", "speculative_config", "per_batch_size_schedule"} == set(data["vllm"])
@@ -48,7 +50,7 @@ def test_markdown_format():
     (["--prompt-len", "0"], "at least 1"),
     (["--out-len", "-5"], "at least 1"),
     (["--alpha", "1.5"], "--alpha must be in [0, 1]"),
-    (["--k", "33"], "--k must be in 0..32"),
+    (["--k", "17"], "--k must be in 0..16"),
     (["--gpu", "h1000"], "did you mean"),
     (["--target", "llama-3.1-8b-instrct"], "did you mean"),
     (["--draft", "llama-3.1-70b-instruct"], "not smaller than the target"),

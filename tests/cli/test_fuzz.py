@@ -262,8 +262,18 @@ def test_make_test_pair_numeric_flags(flags):
         _check(argv if "--scale" in flags else [*argv, "--scale", "0.1"])
 
 
+@settings(max_examples=25, **SETTINGS)
+@given(_flags(numeric_flags(("observe",))))
+def test_observe_numeric_flags(flags):
+    """A recorded window replayed (the window's own flags, --seconds and --every, then go unused), and a live
+    server that is not there (port 9, discard: closed on loopback), which is refused after the flags are checked."""
+    pair = ["--target", "tiny-llama-target", "--draft", "tiny-llama-draft", "--gpu", "cpu-xeon-icelake-2vcpu"]
+    _check(["observe", str(ROOT / "tests/data/observe_spec.json"), *pair, "--format", "json", *flags])
+    assert _check(["observe", "http://127.0.0.1:9", *pair, *flags]) == 2
+
+
 FUZZED = {("recommend",), ("plot",), ("acceptance", "ngram"), ("calibrate",), ("validate",), ("acceptance", "measure"),
-          ("make-test-pair",)}
+          ("make-test-pair",), ("observe",)}
 
 
 def test_every_numeric_flag_is_fuzzed():

@@ -3,13 +3,13 @@ write, a live HTTP endpoint, two-scrape deltas, and every way the input can be w
 
 import json
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from loopback import serving
 from typer.testing import CliRunner
 
 from advisor.cli.app import app
@@ -153,12 +153,8 @@ class _Metrics(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server():
-    httpd = HTTPServer(("127.0.0.1", 0), _Metrics)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(_Metrics) as url:
+        yield url
 
 
 def test_live_server_is_scraped_at_slash_metrics(server):
@@ -205,3 +201,20 @@ def test_text_rendered_from_a_running_engine_parses_back(ngram_engine):
     found = parse(prometheus_client.generate_latest().decode(), "engine registry")
     assert found.counts == Counts(drafts, draft_tokens, accepted, per_pos)
     assert found.counts.drafts > 0
+
+
+def test_25_5_a_scrape_without_per_position_counters_gives_the_mean_alpha_and_says_per_position_is_unknown():
+    from advisor.model.acceptance import alpha_from_rate
+
+    text = "\n".join(line for line in NGRAM_TEXT.splitlines() if "per_pos" not in line) + "\n"
+    found = parse(text, "no per-pos")
+    full = parse(NGRAM_TEXT, "full").counts
+    c = found.counts
+    assert (c.drafts, c.draft_tokens, c.accepted) == (full.drafts, full.draft_tokens, full.accepted)
+    k = -(-c.draft_tokens // c.drafts)
+    assert c.k == k and "per-position rates unknown" in found.origin
+    assert f"mean α {alpha_from_rate(c.accepted / c.draft_tokens, k):.3f}" in found.origin
+    path = Path(__import__("tempfile").mkdtemp()) / "scrape.prom"
+    path.write_text(text)
+    out = runner.invoke(app, ["acceptance", "from-metrics", str(path)])
+    assert out.exit_code == 0 and "per-position rates unknown" in out.output

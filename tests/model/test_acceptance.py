@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 from advisor.errors import InputError
 from advisor.model import acceptance as acc
 from advisor.model.speculative import walltime_improvement
+from advisor.vllm import MAX_K
 
 
 @pytest.mark.parametrize("alpha, gamma, expected", [(0.8, 5, 3.69), (0.9, 10, 6.86), (0.6, 2, 1.96)])
@@ -23,14 +24,14 @@ def test_expected_tokens_edges():
     assert np.isclose(acc.expected_tokens(0.55, 6), sum(0.55**i for i in range(7)))
 
 
-@given(st.floats(0.0, 1.0), st.integers(1, 32))
+@given(st.floats(0.0, 1.0), st.integers(1, MAX_K))
 def test_rate_roundtrip(alpha, k):
     rate = float(acc.acceptance_rate(alpha, k))
     assert 0.0 <= rate <= 1.0
     assert acc.alpha_from_rate(rate, k) == pytest.approx(alpha, abs=1e-9)
 
 
-@given(st.floats(0.0, 1.0), st.integers(1, 32))
+@given(st.floats(0.0, 1.0), st.integers(1, MAX_K))
 def test_length_roundtrip(alpha, k):
     length = float(acc.expected_tokens(alpha, k))
     assert acc.alpha_from_length(length, k) == pytest.approx(alpha, abs=1e-9)
@@ -81,3 +82,12 @@ def test_temperature_lowers_acceptance_and_is_flagged():
     assert hot.low < greedy.low and hot.high < greedy.high
     assert any("extrapolated" in note for note in hot.notes)
     assert greedy.at_temperature(0.0, 0.0) is greedy
+
+
+def test_a_match_share_weights_every_drafted_position_and_leaves_plain_steps_one_token():
+    from advisor.model.acceptance import Acceptance, expected_tokens
+
+    acc = Acceptance(0.7, 0.6, 0.8, "n-gram", match_share=0.25)
+    ks = np.arange(9)
+    assert acc.expected_tokens(ks) == pytest.approx(1.0 + 0.25 * (expected_tokens(0.7, ks) - 1.0))
+    assert acc.survival(4)[0] == 1.0

@@ -118,3 +118,81 @@ def test_unknown_model_type_is_refused_by_name():
     with pytest.raises(InputError, match="'mamba2'.*not modelled"):
         spec_from_config({**TINY_NEXT, "model_type": "mamba2"}, "m")
     assert "deepseek_v3" in SUPPORTED_MODEL_TYPES and "qwen3_next" in SUPPORTED_MODEL_TYPES
+
+
+# --- issue 25 item 5: malformed and inconsistent config.json files are refused in one line ------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from advisor.model.config_fields import NON_NEGATIVE, POSITIVE  # noqa: E402
+
+TINY_LLAMA = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8,
+              "num_key_value_heads": 2, "vocab_size": 100, "intermediate_size": 128, "max_position_embeddings": 2048,
+              "tie_word_embeddings": False}
+TINY_MIXTRAL = {**TINY_LLAMA, "model_type": "mixtral", "num_local_experts": 4, "num_experts_per_tok": 2}
+BASES = {"llama": TINY_LLAMA, "mixtral": TINY_MIXTRAL, "mla": TINY_MLA, "oss": TINY_OSS, "next": TINY_NEXT}
+NONSENSE = [0, -1, -(2**40), float("nan"), float("inf"), 10**30, 2**31, "8", "4096", 8.5, True, [8], {"n": 8}]
+
+
+def _inconsistent(cfg: dict) -> list[tuple[str, dict]]:
+    """Configs whose numbers are each plausible but contradict one another."""
+    out = [("kv heads above heads", {**cfg, "num_key_value_heads": cfg["num_attention_heads"] + 1}),
+           ("kv heads that do not divide", {**cfg, "num_attention_heads": 4, "num_key_value_heads": 3}),
+           ("layer_types of another length", {**cfg, "layer_types": ["full_attention"] * (cfg["num_hidden_layers"] + 1)}),
+           ("draft vocabulary above the vocabulary", {**cfg, "draft_vocab_size": cfg["vocab_size"] + 1})]
+    experts = next((key for key in ("num_local_experts", "num_experts", "n_routed_experts") if key in cfg), None)
+    if experts:
+        out.append(("more experts per token than experts", {**cfg, "num_experts_per_tok": cfg[experts] + 1}))
+    if "first_k_dense_replace" in cfg:
+        out.append(("more dense layers than layers", {**cfg, "first_k_dense_replace": cfg["num_hidden_layers"] + 1}))
+    return out
+
+
+def test_25_5_the_issues_configs_are_refused_by_field():
+    for change, field in [({"num_attention_heads": 0}, "num_attention_heads"),
+                          ({"num_key_value_heads": 0}, "num_key_value_heads"),  # was read as multi-head
+                          ({"max_position_embeddings": 0}, "max_position_embeddings"),  # skipped the context check
+                          ({"hidden_size": "4096"}, "hidden_size"),  # a string was accepted
+                          ({"num_experts_per_tok": 8}, "num_experts_per_tok")]:  # RuntimeWarnings, then an answer
+        with pytest.raises(InputError, match=field):
+            spec_from_config({**TINY_MIXTRAL, **change}, "bad")
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(base=st.sampled_from(sorted(BASES)), data=st.data())
+def test_25_5_config_fuzz_no_traceback_and_no_silent_answer(base, data):
+    cfg = BASES[base]
+    kind = data.draw(st.sampled_from(["nonsense", "missing", "inconsistent"]))
+    if kind == "inconsistent":
+        _, bad = data.draw(st.sampled_from(_inconsistent(cfg)))
+        with pytest.raises(InputError):
+            spec_from_config(bad, "fuzzed")
+        return
+    key = data.draw(st.sampled_from(sorted(k for k in cfg if k in POSITIVE + NON_NEGATIVE)))
+    if kind == "missing":
+        try:  # a key with a default (head_dim, ...) may go; a required one is named
+            spec_from_config({k: v for k, v in cfg.items() if k != key}, "fuzzed")
+        except InputError:
+            pass
+        return
+    value = data.draw(st.sampled_from(NONSENSE))
+    if value == 0 and key in NON_NEGATIVE:
+        return  # 0 is a real value there (no shared experts, no MTP layer, ...)
+    with pytest.raises(InputError, match=key):
+        spec_from_config({**cfg, key: value}, "fuzzed")
+
+
+@pytest.mark.parametrize("change", [{"num_attention_heads": 0}, {"num_key_value_heads": 0},
+                                    {"max_position_embeddings": 0}, {"hidden_size": "64"},
+                                    {"num_experts_per_tok": 9}])
+def test_25_5_recommend_on_a_bad_config_dir_is_one_line_and_exit_2(tmp_path, change, capsys):
+    import json
+
+    from advisor.cli.app import main
+
+    (tmp_path / "config.json").write_text(json.dumps({**TINY_MIXTRAL, **change}))
+    assert main(["recommend", "--target", str(tmp_path), "--method", "ngram", "--prompt-len", "100",
+                 "--out-len", "100"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and next(iter(change)) in err

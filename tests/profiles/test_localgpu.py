@@ -10,3 +10,102 @@ from advisor.profiles.localgpu import match_profile
 ])
 def test_driver_names_map_to_profiles(driver, profile):
     assert match_profile(driver) == profile
+
+
+# --- `--gpu auto` through a simulated NVML: the device CUDA sees, its memory, loud refusals --------------------------
+import types  # noqa: E402
+
+from advisor.errors import InputError  # noqa: E402
+from advisor.profiles import localgpu  # noqa: E402
+
+GIB = 1024**3
+
+
+def fake_nvml(devices: dict, uuids: dict | None = None, mig: tuple = ()):
+    """A pynvml module whose GPUs are `devices` {index: (name, total bytes)}; `uuids` {uuid: index}."""
+    class NVMLError(Exception):
+        pass
+
+    def by_index(i):
+        if i not in devices:
+            raise NVMLError(f"no device {i}")
+        return i
+
+    def by_uuid(uuid):
+        if uuid not in (uuids or {}):
+            raise NVMLError(f"no device {uuid}")
+        return uuids[uuid]
+
+    return types.SimpleNamespace(
+        NVMLError=NVMLError, nvmlInit=lambda: None, nvmlDeviceGetHandleByIndex=by_index,
+        nvmlDeviceGetHandleByUUID=by_uuid, nvmlDeviceGetName=lambda h: devices[h][0].encode(),
+        nvmlDeviceGetMemoryInfo=lambda h: types.SimpleNamespace(total=devices[h][1]),
+        nvmlDeviceIsMigDeviceHandle=lambda h: h in mig)
+
+
+# NVML's names and totals (MiB as nvidia-smi prints them) for the parts item 6 of issue #26 lists
+NAMED = [("NVIDIA H20", 97871, None, "h200"), ("NVIDIA GH200 480GB", 97871, "gh200", None),
+         ("NVIDIA GH200 144G HBM3e", 146081, None, "gh200"), ("NVIDIA H800", 81559, "h800", None),
+         ("NVIDIA H800 PCIe", 81559, None, "h100-pcie"),
+         ("NVIDIA RTX 6000 Ada Generation", 49140, "rtx-6000-ada", None),
+         ("NVIDIA RTX PRO 5000 Blackwell", 49152, None, "rtx-pro-6000-blackwell"),
+         ("NVIDIA A100-PCIE-40GB", 40960, "a100-40gb-pcie", None), ("NVIDIA H200 NVL", 143771, "h200-nvl", None)]
+
+
+@pytest.mark.parametrize("name, mib, profile, nearest", NAMED)
+def test_gpu_auto_picks_the_right_profile_or_refuses_naming_the_nearest(monkeypatch, name, mib, profile, nearest):
+    monkeypatch.setattr(localgpu, "pynvml", fake_nvml({0: (name, mib * 1024**2)}))
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    if profile is not None:
+        assert localgpu.resolve_gpu("auto") == profile
+        return
+    with pytest.raises(InputError) as err:
+        localgpu.resolve_gpu("auto")
+    line = str(err.value)
+    assert "\n" not in line and name in line and f"--gpu {nearest}" in line
+
+
+def test_memory_disagreeing_with_the_named_profile_is_refused():
+    """An A100 PCIe read as 40 GiB must not become the 80 GB profile its alias 'a100 pcie' names."""
+    with pytest.raises(InputError, match="40 GiB.*80 GiB"):
+        localgpu.match_profile("NVIDIA A100-PCIE", 40 * GIB)
+    assert localgpu.match_profile("NVIDIA A100-PCIE", int(79.2 * GIB)) == "a100-80gb-pcie"
+
+
+def test_gpu_auto_reads_the_device_cuda_sees(monkeypatch):
+    nvml = fake_nvml({0: ("NVIDIA A10G", 23 * GIB), 1: ("NVIDIA H100 80GB HBM3", int(79.6 * GIB))},
+                     uuids={"GPU-abc": 1, "MIG-def": 2}, mig=(2,))
+    nvml_devices = {0: ("NVIDIA A10G", 23 * GIB), 1: ("NVIDIA H100 80GB HBM3", int(79.6 * GIB)),
+                    2: ("NVIDIA H100 80GB HBM3 MIG 1g.10gb", 10 * GIB)}
+    nvml.nvmlDeviceGetName = lambda h: nvml_devices[h][0]
+    nvml.nvmlDeviceGetMemoryInfo = lambda h: types.SimpleNamespace(total=nvml_devices[h][1])
+    monkeypatch.setattr(localgpu, "pynvml", nvml)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert localgpu.resolve_gpu("auto") == "a10g"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,0")
+    assert localgpu.resolve_gpu("auto") == "h100-sxm"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-abc")
+    assert localgpu.resolve_gpu("auto") == "h100-sxm"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "MIG-def")
+    with pytest.raises(InputError, match="MIG slice.*--gpu h100-sxm"):
+        localgpu.resolve_gpu("auto")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    with pytest.raises(InputError, match="hides every GPU"):
+        localgpu.resolve_gpu("auto")
+
+
+@pytest.mark.parametrize("name, mib, profile, nearest", NAMED)
+def test_recommend_gpu_auto_on_a_simulated_nvml(monkeypatch, capsys, name, mib, profile, nearest):
+    """The command a user runs: the profile's name in the report, or exit 2 with the refusal's one line."""
+    from advisor.cli.app import main
+    from advisor.profiles.catalog import load_hardware
+
+    monkeypatch.setattr(localgpu, "pynvml", fake_nvml({0: (name, mib * 1024**2)}))
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    code = main(["recommend", "--gpu", "auto", "--prompt-len", "2000", "--out-len", "200", "--format", "json"])
+    out, err = capsys.readouterr()
+    if profile is not None:
+        assert code == 0, err
+        assert load_hardware(profile).name in out
+    else:
+        assert code == 2 and err.strip().count("\n") == 0 and f"--gpu {nearest}" in err

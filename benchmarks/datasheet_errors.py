@@ -1,0 +1,213 @@
+"""The datasheet cost model's own error, by regime, as data: profiles/model-error.json (what `recommend` widens its
+intervals by), and the coverage of its 80% interval over the published rows.
+
+    python benchmarks/datasheet_errors.py            # fit + LOSO (datasheet_fit.py); write the file and the
+                                                     # coverage section of docs/datasheet-fit.md
+    python benchmarks/datasheet_errors.py --print    # the same, printed only
+
+Run it after benchmarks/datasheet_fit.py (which rewrites docs/datasheet-fit.md without this section).
+
+Every row of ../shared/reference/gpu-measurements.md the model expresses (`datasheet_fit.rows`) is predicted by a
+fit that never saw its source (leave-one-source-out, LOSO); its residual is r = log(published / predicted) (for a
+tok/s row the sign flips against a step time's, which a symmetric spread ignores). Rows fall into one regime each,
+the first that applies:
+  other_engine        a source that is not vLLM V1 (SGLang, gpt-fast, vLLM 0.6.3): reported, never applied
+  moe                 a mixture-of-experts target
+  long_context        a context of LONG_CONTEXT tokens or more
+  compute_bound       batched tokens per step at COMPUTE_BOUND or more of the GPU's ridge (flops / bandwidth)
+  drafter             a drafter's passes, speculative bookkeeping, a draft/target ratio, a speculative request
+  dense_memory_bound  the rest: a dense target's weight-reading steps
+A regime's spread is sigma = q80(|r|) / z80 (z80 = 1.2816, the standard normal's 90th percentile): the log-normal
+whose central 80% interval is expected to hold a new row of the regime (`sigma_of`). A regime with fewer than
+MIN_ROWS rows takes the pooled vLLM rows' sigma (moe has no published row at all). Coverage is the fraction of
+published values inside each row's interval (its LOSO prediction x exp(+-z80 sigma)); with the shipped sigma it is
+near 80% by construction, so a stricter one is written too: sigma estimated without the row's own source's rows
+(pooled when its regime has none left), which shows how far one source's error carries to another's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import datasheet_fit as df  # noqa: E402
+
+from advisor.atomic_write import write_atomic  # noqa: E402
+from advisor.model.uncertainty import LEVEL, Z80  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "profiles" / "model-error.json"
+LONG_CONTEXT = 4096  # tokens in the KV cache: S6's gt4k rows (prompts over 4k) are the published long-context case
+COMPUTE_BOUND = 0.5  # batched tokens / ridge tokens: the matmuls' time reaches half the weights' reading time
+MIN_ROWS = 2
+MOE_NAMES = ("moe", "mixtral", "a3b", "a22b", "deepseek", "gpt-oss", "kimi", "maverick", "scout", "glm-4.5")
+REGIMES = ("dense_memory_bound", "compute_bound", "moe", "long_context", "drafter", "other_engine")
+APPLIED = REGIMES[:-1]
+
+
+def ridge_tokens(hw, v: dict, dtype_bytes: float = 2.0) -> float:
+    """Tokens per step at which a dense layer's matmul time (2·N·P / flops) equals its weight reading time
+    (P·bytes / bandwidth), at the fitted efficiencies: flops·bytes / (2·bandwidth)."""
+    flops = hw.peak_flops("bf16") * v["flops_efficiency"]
+    return flops * dtype_bytes / (2.0 * hw.bandwidth_bytes_per_s * v["bandwidth_efficiency"])
+
+
+def regime(row: df.Row, v: dict) -> str:
+    """The one regime a row measures (module docstring, first match)."""
+    text = f"{row.id} {row.what}".lower()
+    if not row.vllm_v1:
+        return "other_engine"
+    if any(name in text for name in MOE_NAMES):
+        return "moe"
+    if "gt4k" in text or "long" in text:
+        return "long_context"
+    if row.id.startswith("1.target."):
+        b, q = (float(part[1:]) for part in row.id.split(".")[2:4])
+        if b * q >= COMPUTE_BOUND * ridge_tokens(df.H100, v):
+            return "compute_bound"
+        return "dense_memory_bound"
+    if any(word in text for word in ("eagle", "ngram", "n-gram", "bookkeeping", "ratio", "draft", "spec", ".k")):
+        return "drafter"
+    return "dense_memory_bound"
+
+
+def sigma_of(residuals: np.ndarray) -> float:
+    """The log-normal spread whose central 80% interval is expected to hold 80% of rows like these: |r|'s 80%
+    quantile at the Weibull plotting position (the i-th of n sorted values at i / (n + 1): a new row falls below it
+    with probability 0.8, which the plain sample quantile understates for a handful of rows)."""
+    return float(np.quantile(np.abs(residuals), LEVEL, method="weibull") / Z80)
+
+
+def sigmas(r: np.ndarray, kinds: np.ndarray, use: np.ndarray) -> dict[str, float]:
+    """Per applied regime, sigma from the rows in `use` (pooled vLLM rows where a regime has under MIN_ROWS)."""
+    vllm = use & (kinds != "other_engine")
+    pooled = sigma_of(r[vllm]) if vllm.any() else float("nan")
+    out = {}
+    for name in REGIMES:
+        mine = use & (kinds == name)
+        out[name] = sigma_of(r[mine]) if mine.sum() >= MIN_ROWS else pooled
+    return out
+
+
+def coverage(r: np.ndarray, kinds: np.ndarray, sources: np.ndarray | None = None) -> np.ndarray:
+    """Per row: inside the 80% interval of its regime's sigma (the shipped one; with `sources`, one estimated
+    without the row's own source's rows: the stricter check)."""
+    inside = np.zeros(len(r), bool)
+    every = np.ones(len(r), bool)
+    for i in range(len(r)):
+        sigma = sigmas(r, kinds, every if sources is None else sources != sources[i])[kinds[i]]
+        inside[i] = abs(r[i]) <= Z80 * sigma
+    return inside
+
+
+def compute() -> dict:
+    np.seterr(all="ignore")
+    table = df.rows()
+    train = np.array([row.vllm_v1 for row in table])
+    fitted, _ = df.fit(table, train)
+    loso, _ = df.leave_one_source_out(table, train, fitted)
+    published = np.array([row.published for row in table])
+    r = np.log(published / np.maximum(loso, 1e-30))
+    kinds = np.array([regime(row, df.SHIPPED) for row in table])  # the ridge `recommend` classifies with
+    sources = np.array([row.source[:2] for row in table])
+    all_rows = np.ones(len(table), bool)
+    spread = sigmas(r, kinds, all_rows)
+    inside, strict = coverage(r, kinds), coverage(r, kinds, sources)
+    per_regime = {}
+    for name in REGIMES:
+        mine = kinds == name
+        per_regime[name] = {
+            "sigma_log": round(spread[name], 4), "rows": int(mine.sum()),
+            "median_abs_error": round(float(np.median(np.abs(np.expm1(r[mine])))), 4) if mine.any() else None,
+            "pooled": bool(mine.sum() < MIN_ROWS), "coverage": round(float(inside[mine].mean()), 3) if mine.any()
+            else None, "coverage_source_out": round(float(strict[mine].mean()), 3) if mine.any() else None}
+    return {
+        "kind": "specadvisor-model-error", "schema_version": 1,
+        "written_by": "benchmarks/datasheet_errors.py (do not edit by hand)",
+        "what": "log-normal spread (sigma of log(true / predicted)) of the datasheet cost model's step-time "
+                "prediction, from its leave-one-source-out residuals over ../shared/reference/gpu-measurements.md",
+        "level": LEVEL, "long_context_tokens": LONG_CONTEXT, "compute_bound_ridge_share": COMPUTE_BOUND,
+        "regimes": per_regime,
+        "source_median_abs_error": {s: round(float(np.median(np.abs(np.expm1(r[sources == s])))), 4)
+                                    for s in sorted(set(sources))},
+        "coverage": {"level": LEVEL, "rows": len(table), "inside": int(inside.sum()),
+                     "fraction": round(float(inside.mean()), 3),
+                     "training_rows": int(train.sum()), "training_inside": int(inside[train].sum()),
+                     "training_fraction": round(float(inside[train].mean()), 3),
+                     "how": "each row's LOSO prediction x exp(+-z80 sigma), sigma its regime's (shipped)",
+                     "source_out_fraction": round(float(strict.mean()), 3),
+                     "source_out_training_fraction": round(float(strict[train].mean()), 3),
+                     "source_out_how": "the same, sigma of its regime estimated without its own source's rows"},
+        "rows": [{"id": row.id, "source": row.source[:2], "regime": str(kind), "log_residual": round(float(x), 4),
+                  "inside": bool(ok), "inside_source_out": bool(ok2)}
+                 for row, kind, x, ok, ok2 in zip(table, kinds, r, inside, strict)],
+    }
+
+
+SECTION = "## How sure: the 80% interval (benchmarks/datasheet_errors.py)"
+
+
+def section(d: dict) -> str:
+    """The coverage section of docs/datasheet-fit.md, from the error file's content."""
+    c = d["coverage"]
+    lines = [SECTION, "",
+             "`recommend` widens every speedup by the cost model's own error: per regime, the log-normal spread of the "
+             "leave-one-source-out residuals above (`profiles/model-error.json`, written by "
+             "`python benchmarks/datasheet_errors.py`; a calibration's held-out error replaces it). A regime's "
+             "spread is the 80% quantile of |log(published / LOSO)| (Weibull plotting position) over z80 = 1.2816; "
+             f"under {MIN_ROWS} rows, the pooled vLLM rows'. coverage = published values inside LOSO x "
+             "exp(±z80 σ).", "",
+             "| regime | rows | median abs LOSO error | σ (log) | 80% interval | coverage | coverage, σ without the "
+             "row's source |", "|---|---|---|---|---|---|---|"]
+    for name, r in d["regimes"].items():
+        med = f"{r['median_abs_error']:.1%}" if r["median_abs_error"] is not None else "-"
+        cov = lambda x: f"{x:.0%}" if x is not None else "-"  # noqa: E731
+        pooled = " (pooled)" if r["pooled"] else ""
+        lines.append(f"| {name}{pooled} | {r['rows']} | {med} | {r['sigma_log']:.3f} | "
+                     f"×/÷ {np.exp(Z80 * r['sigma_log']):.2f} | {cov(r['coverage'])} | "
+                     f"{cov(r['coverage_source_out'])} |")
+    lines += ["", f"Coverage of the 80% interval: **{c['training_inside']}/{c['training_rows']} = "
+              f"{c['training_fraction']:.0%} of the training (vLLM V1) rows**, {c['inside']}/{c['rows']} = "
+              f"{c['fraction']:.0%} of all rows. The stricter check, each row's σ estimated without its own source's "
+              f"rows, covers {c['source_out_training_fraction']:.0%} of the training rows "
+              f"({c['source_out_fraction']:.0%} of all): the sources' errors differ more than the rows within a source "
+              "do (median LOSO miss by "
+              "source: " + ", ".join(f"{s} {e:.0%}" for s, e in d["source_median_abs_error"].items()) + "), so "
+              "with three vLLM sources to learn from, the spread itself is uncertain by about that much."]
+    return "\n".join(lines) + "\n"
+
+
+def with_section(doc: str, d: dict) -> str:
+    """docs/datasheet-fit.md with the coverage section after the Summary table (replaced if there)."""
+    if SECTION in doc:
+        head, rest = doc.split(SECTION, 1)
+        tail = rest[rest.find("\n## "):] if "\n## " in rest else ""
+        doc = head.rstrip("\n") + "\n" + tail
+    marker = "\n## Parameters"
+    head, tail = doc.split(marker, 1) if marker in doc else (doc, None)
+    out = head.rstrip("\n") + "\n\n" + section(d)
+    return out + (marker + tail if tail is not None else "")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--print", action="store_true", help="print the file instead of writing it")
+    args = ap.parse_args(argv)
+    d = compute()
+    text = json.dumps(d, indent=1) + "\n"
+    if args.print:
+        print(text + "\n" + section(d))
+    else:
+        write_atomic(OUT, text)
+        write_atomic(df.DOC, with_section(df.DOC.read_text(), d))
+        print(f"wrote {OUT.relative_to(ROOT)} and the coverage section of {df.DOC.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,87 @@
+"""The grid keeps to --budget-seconds by what the engine measures: a model far slower than planned gets a smaller
+grid after its first points, said on stderr with the time it will take. Driven by a stand-in engine whose every
+step takes 20x the planned time (the samples are what it returns: no engine, no waiting)."""
+
+
+from calibration.calibrate import bench, budget, measure
+from calibration.calibrate import profile_file as prof
+from calibration.calibrate.grid import Grid
+from calibration.calibrate.run import run_calibration
+from calibration.engine.tinymodels import TINY_DRAFT, TINY_TARGET, write_model_dir
+
+SLOWER = 20.0
+
+
+class SlowEngine:
+    """What measure.py asks of an Engine; each timing is SLOWER × the cost model's own prediction."""
+
+    vocab_size, block_size, kv_capacity_tokens, tensor_parallel_size = 256, 16, 0, 1
+    max_num_batched_tokens, max_num_seqs, dtype, vllm_version = 8192, 256, "bfloat16", "0.32.0"
+
+    def __init__(self, spec, cost):
+        self.spec, self.cost, self.engine_args, self.vllm_config = spec, cost, {}, {"model_runner": "v1"}
+        self.closed = False
+
+    def _time(self, kind, batch, new, context):
+        point = bench.Point(kind, batch, new, context)
+        return SLOWER * float(bench.predict(self.spec, self.cost, [point], self.max_num_batched_tokens)[0])
+
+    def generate(self, prompts, max_tokens, *args, **kwargs):
+        return []
+
+    def prefill(self, prompts):
+        return self._time("prefill", len(prompts), len(prompts[0]), 0)
+
+    def decode(self, prefixes, steps, repeats=1, *, prime=True):
+        return [self._time("decode", len(prefixes), 1, len(prefixes[0]))] * repeats
+
+    def verify(self, prefixes, q, repeats=1, *, prime=True):
+        return [self._time("verify", len(prefixes), q, len(prefixes[0]))] * repeats
+
+    def close(self):
+        self.closed = True
+
+
+def test_a_slow_model_gets_a_grid_resized_to_the_budget(tmp_path, monkeypatch, capsys):
+    from advisor.profiles.catalog import load_model
+    from calibration.calibrate import machine
+
+    target, draft = write_model_dir(tmp_path / "t", TINY_TARGET), write_model_dir(tmp_path / "d", TINY_DRAFT)
+    cost, _ = machine.planning_cost("cpu", on_cpu=True)
+    specs = {str(target): load_model(str(target)), str(draft): load_model(str(draft))}
+    monkeypatch.setattr(measure, "_open", lambda source, *a: SlowEngine(specs[source], cost))
+    monkeypatch.setattr("calibration.calibrate.run.detect_hardware", lambda gpu: ("cpu", {"gpu": None}))
+    monkeypatch.setattr("calibration.calibrate.run.planning_cost", lambda hw, on_cpu: (cost, "a test cost"))
+    monkeypatch.setattr("calibration.calibrate.run.fit_profile", lambda *a: None)  # the fit is not under test
+    out = tmp_path / "cal.json"
+    budget_s = 600.0
+    planned = Grid(max_batch=16, max_context=1024, max_k=3, dummy_weights=True, seed=0)
+    from calibration.calibrate.grid import shrink_to_budget
+
+    first, _ = shrink_to_budget(planned, {"target": specs[str(target)], "draft": specs[str(draft)]}, cost, 3,
+                                budget_s)
+    run_calibration(target=str(target), draft=str(draft), dummy_weights=True, max_batch=None, max_context=None,
+                    max_k=3, repeats=3, min_seconds=0.0, budget_seconds=budget_s, out=str(out), resume=False,
+                    gpu="cpu")
+    err = capsys.readouterr().err
+    assert f"at {SLOWER:.2g}x their planned time" in err and "re-sized to batch" in err
+    profile = prof.load(out)
+    resized = Grid(**profile.settings)
+    assert (resized.max_batch, resized.max_context) < (first.max_batch, first.max_context)
+    for run in (profile.target, profile.draft):  # every point of the new grid measured, none of the old left over
+        assert all(len(m.samples) >= 3 for m in run.points)
+        assert sorted((m.kind, m.batch, m.new_tokens, m.context) for m in run.points) == sorted(
+            (p.kind, p.batch, p.new_tokens, p.context) for p in resized.points("target" if run is profile.target
+                                                                                 else "draft"))
+
+
+def test_extra_rounds_stop_before_the_budget():
+    assert budget.another_round_fits(10.0, 2, 15.0) and not budget.another_round_fits(10.0, 2, 14.9)
+    assert measure.next_round([3, 3], seconds=9.0, repeats=3, min_seconds=60.0, budget=10.0) is None
+    assert measure.next_round([3, 3], seconds=9.0, repeats=3, min_seconds=60.0) == 3
+
+
+def test_the_ratio_waits_for_enough_points():
+    run = prof.ModelRun(name="t", source="t", arch={}, config={}, points=[
+        {"kind": "decode", "batch": 1, "new_tokens": 1, "context": 128, "heldout": False, "samples": [1.0]}])
+    assert budget.time_ratio(run, None, None) is None

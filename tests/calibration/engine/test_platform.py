@@ -1,0 +1,150 @@
+"""The engine the GPU path runs, resolved for a simulated CUDA platform without a GPU: vLLM's own decisions (model
+runner, async scheduling) read from the installed 0.32 source, the arguments this project passes, the recorded
+`vllm_config`, and the wait for a closed engine's memory."""
+
+import types
+from typing import get_args
+
+import pytest
+
+from advisor.vllm import ASYNC_SPECULATIVE_METHODS, async_scheduling_default, sync_penalty
+from calibration.engine import memory, platform
+from calibration.engine.arguments import engine_arguments
+
+vllm_config_module = pytest.importorskip("vllm.config.vllm")
+
+
+class FakeCuda:
+    """What vLLM's current_platform answers on an H100 (vllm/platforms/cuda.py), without one."""
+
+    def is_cpu(self):
+        return False
+
+    def get_device_name(self, device_id=0):
+        return "NVIDIA H100 80GB HBM3"
+
+
+@pytest.fixture
+def cuda(monkeypatch):
+    import vllm.platforms
+
+    monkeypatch.setattr(vllm.platforms, "_current_platform", FakeCuda())
+    monkeypatch.delenv("VLLM_USE_V2_MODEL_RUNNER", raising=False)
+
+
+def test_gpu_or_cpu_is_vllms_platform_not_pynvml(cuda, monkeypatch):
+    from advisor.profiles import localgpu
+
+    monkeypatch.setattr(localgpu, "pynvml", None)
+    assert not platform.on_cpu()
+    assert platform.device_name() == "NVIDIA H100 80GB HBM3"
+
+
+def v2_decision(method: str | None) -> bool:
+    """vLLM 0.32's `VllmConfig.use_v2_model_runner` evaluated on a config holding only what it reads."""
+    spec = None if method is None else types.SimpleNamespace(method=method, parallel_drafting=False,
+                                                              use_heterogeneous_vocab=False)
+    config = types.SimpleNamespace(
+        attention_config=types.SimpleNamespace(hisparse_config=None), speculative_config=spec,
+        parallel_config=types.SimpleNamespace(distributed_executor_backend="mp", pipeline_parallel_size=1,
+                                              use_ubatching=False))
+    config._get_v2_model_runner_unsupported_features = (
+        lambda: vllm_config_module.VllmConfig._get_v2_model_runner_unsupported_features(config))
+    return vllm_config_module.VllmConfig.use_v2_model_runner.fget(config)
+
+
+@pytest.mark.parametrize("method", [None, "draft_model", "ngram"])
+def test_on_a_gpu_the_engine_runs_the_model_runner_vllm_serve_picks(cuda, monkeypatch, method):
+    """No VLLM_USE_V2_MODEL_RUNNER=0 on a GPU: with the environment open_engine sets there, vLLM's own rule picks
+    Model Runner V2 for the baseline, draft_model and ngram, as `vllm serve` does (needs Triton, as on CUDA)."""
+    import vllm.config.vllm as source
+
+    monkeypatch.setattr(source, "HAS_TRITON", True)
+    for key, value in platform.engine_env(cpu=platform.on_cpu()).items():
+        monkeypatch.setenv(key, value)
+    assert v2_decision(method) is True
+    monkeypatch.setenv("VLLM_USE_V2_MODEL_RUNNER", "0")  # what the engine layer used to force everywhere
+    assert v2_decision(method) is False
+
+
+def test_vllm_cpu_keeps_its_v1_runner():
+    assert platform.engine_env(cpu=True)["VLLM_USE_V2_MODEL_RUNNER"] == "0"
+
+
+def test_async_scheduling_default_is_vllms():
+    """The methods async scheduling runs with are the ones vllm/config/vllm.py lets through (EagleModelTypes,
+    NgramGPUTypes, draft_model, dspark, dflash); every other speculative method turns it off."""
+    from vllm.config import speculative
+
+    allowed = {*get_args(speculative.EagleModelTypes), *get_args(speculative.NgramGPUTypes), "draft_model",
+               "dspark", "dflash"}
+    allowed = {m for a in allowed for m in (get_args(a) or (a,))}  # MTPModelTypes nests a Literal
+    for method in {m for a in get_args(speculative.SpeculativeMethod) for m in (get_args(a) or (a,))}:
+        assert async_scheduling_default(method, cpu=False) == (method in allowed), method
+        assert async_scheduling_default(method, cpu=True) is False
+    assert async_scheduling_default(None, cpu=False) and ASYNC_SPECULATIVE_METHODS <= allowed | {"mtp"}
+
+
+def test_arguments_on_a_gpu_pass_what_vllm_serve_resolves():
+    base, env = engine_arguments("m", cpu=False, max_model_len=512)
+    draft, _ = engine_arguments("m", cpu=False, speculative_config={"method": "draft_model", "model": "d",
+                                                                   "num_speculative_tokens": 3})
+    ngram, _ = engine_arguments("m", cpu=False, speculative_config={"method": "ngram", "num_speculative_tokens": 3},
+                                gpu_memory_utilization=0.4)
+    assert env == {} and base["enforce_eager"] is False  # CUDA graphs, as vllm serve
+    assert base["worker_extension_cls"] == "calibration.engine.allreduce_worker.AllReduceTimer"  # names the backend
+    assert base["async_scheduling"] is True and draft["async_scheduling"] is True
+    assert ngram["async_scheduling"] is False and ngram["gpu_memory_utilization"] == 0.4
+    served, _ = engine_arguments("m", cpu=False, serve_limits=(8192, 1024))
+    assert (served["max_num_batched_tokens"], served["max_num_seqs"]) == (8192, 1024)  # not the LLM class's 16384
+    mine, _ = engine_arguments("m", cpu=False, serve_limits=(8192, 1024), max_num_seqs=64)
+    assert mine["max_num_seqs"] == 64
+    assert "max_num_seqs" not in base  # no GPU memory known: vLLM's own default
+    cpu, _ = engine_arguments("m", cpu=True)
+    assert cpu["async_scheduling"] is False and cpu["enforce_eager"] is True and "gpu_memory_utilization" not in cpu
+    assert "worker_extension_cls" not in cpu  # vllm-cpu at TP=1 starts as it always did
+
+
+def test_sync_penalty_is_charged_to_ngram_on_a_gpu_only():
+    assert sync_penalty("ngram", 0.002, cpu=False) == 0.002
+    assert sync_penalty("draft_model", 0.002, cpu=False) == 0.0
+    assert sync_penalty("ngram", 0.002, cpu=True) == 0.0
+
+
+def test_resolved_config_records_runner_async_graphs_backend():
+    config = types.SimpleNamespace(
+        use_v2_model_runner=True, scheduler_config=types.SimpleNamespace(async_scheduling=True),
+        compilation_config=types.SimpleNamespace(cudagraph_mode=types.SimpleNamespace(name="FULL_AND_PIECEWISE")),
+        attention_config=types.SimpleNamespace(backend=types.SimpleNamespace(name="FLASHINFER")),
+        cache_config=types.SimpleNamespace(block_size=16), model_config=types.SimpleNamespace(enforce_eager=False),
+        speculative_config=types.SimpleNamespace(method="draft_model"))
+    assert platform.resolved_config(config) == {
+        "model_runner": "v2", "async_scheduling": True, "cudagraph_mode": "FULL_AND_PIECEWISE",
+        "attention_backend": "FLASHINFER", "block_size": 16, "enforce_eager": False,
+        "speculative_method": "draft_model"}
+
+
+def test_close_waits_until_the_memory_is_back():
+    frees = iter([10, 20, 60, 99])
+    clock = iter(range(100))
+    assert memory.wait_for_memory(100, lambda: next(frees), slack=2, sleep=lambda _: None, clock=lambda: next(clock))
+    frees = iter([10] * 100)
+    assert not memory.wait_for_memory(100, lambda: next(frees), timeout=3, slack=2, sleep=lambda _: None,
+                                      clock=lambda: next(clock))
+
+
+def test_test_servers_share_a_gpu(cuda):
+    """On a GPU the test servers run what `vllm serve` runs (no runner forced) and two fit side by side."""
+    import importlib
+
+    import vllm_server
+
+    try:
+        importlib.reload(vllm_server)
+        assert "VLLM_USE_V2_MODEL_RUNNER" not in vllm_server.ENV
+        assert vllm_server.GPU_SHARE is not None and 2 * vllm_server.GPU_SHARE <= 0.9
+    finally:
+        import vllm.platforms
+
+        vllm.platforms._current_platform = None
+        importlib.reload(vllm_server)
