@@ -59,6 +59,13 @@ def data_center_blackwell(name: str) -> bool:
     return any(chip in lowered for chip in ("b200", "b300", "gb200", "gb300"))
 
 
+# Speculative methods vLLM 0.32 runs with async scheduling by default (vllm/config/vllm.py
+# `VllmConfig.__post_init__`: on unless the method is outside EagleModelTypes (eagle, eagle3, mtp, ...),
+# NgramGPUTypes and draft_model/dflash: the CPU n-gram and suffix proposers turn it off). With it the host's work
+# for the next step (scheduling, speculative metadata) runs while the GPU executes this one.
+ASYNC_SCHEDULING_METHODS = ("eagle", "eagle3", "mtp", "draft_model", "ngram_gpu")
+
+
 def check_k(k: int, flag: str = "--k", lowest: int = 1) -> None:
     """One line for a draft length outside lowest..MAX_K."""
     if not lowest <= k <= MAX_K:

@@ -271,3 +271,27 @@ def test_text_lookups_cost_the_lookup_and_no_draft_prefill(llama8b, rtx6000, met
 def test_unknown_method_is_refused_by_setup(llama8b, rtx6000):
     with pytest.raises(ValueError):
         Setup(llama8b, EngineCost.from_datasheet(rtx6000), "medusa")
+
+
+# --- sparse MoE targets: latency-bound at batch 1, work-bound at high concurrency (issue 24) ---------------------
+
+@pytest.fixture(scope="module")
+def deepseek_mtp():
+    from advisor.profiles.catalog import load_hardware
+
+    target = load_model("deepseek-v3")
+    cost = EngineCost.from_datasheet(load_hardware("b300"), "fp8")  # §6's vLLM run
+    return Setup(target, cost, "mtp", target.mtp_draft(), cost, tp=8)
+
+
+def test_a_sparse_moe_at_batch_1_is_latency_bound_so_mtp_gains(deepseek_mtp):
+    # the kernels' floors, not the bytes, set the step: verifying 3 tokens costs about one decode step
+    assert _verify_over_decode(deepseek_mtp, 1, 1024, k=2) < 1.15
+    assert float(tpot_speedup(deepseek_mtp, 1.9, 1, 1, 1024)) > 1.5
+
+
+def test_a_sparse_moe_at_high_concurrency_is_work_bound_so_the_gain_shrinks(deepseek_mtp):
+    # more tokens touch all experts and the step turns to work: verification costs more, and the gain falls
+    gains = [float(tpot_speedup(deepseek_mtp, 2.4, 2, b, 1536)) for b in (1, 16, 64, 256)]
+    assert gains == sorted(gains, reverse=True) and len(set(gains)) == 4
+    assert _verify_over_decode(deepseek_mtp, 256, 1536, k=2) > _verify_over_decode(deepseek_mtp, 1, 1536, k=2) + 0.3
