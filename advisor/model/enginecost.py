@@ -34,20 +34,20 @@ DEFAULT_BANDWIDTH_EFFICIENCY = 0.75  # weight streaming, fraction of peak HBM ba
 DEFAULT_KV_BANDWIDTH_EFFICIENCY = 0.85  # paged-attention KV reads: long contiguous pages, closer to peak
 DEFAULT_FLOPS_EFFICIENCY = 0.57  # fraction of dense bf16 (fp8) peak
 DEFAULT_OVERLAP_EXPONENT = 1.4  # p: how far compute hides under memory traffic (1: not at all; ∞: entirely)
-DEFAULT_STEP_OVERHEAD_S = 0.0  # per engine step beyond the graph's floor (the fit finds none on these GPUs)
-DEFAULT_TOKEN_OVERHEAD_S = 0.0  # per token per engine step and draft pass (the fit finds none beyond the compute)
+DEFAULT_STEP_OVERHEAD_S = 0e-3  # per engine step beyond the graph's floor (the fit finds none on these GPUs)
+DEFAULT_TOKEN_OVERHEAD_S = 0e-6  # per token per engine step and draft pass (the fit finds none beyond the compute)
 DEFAULT_LAYER_FLOOR_GRAPH_S = 4.2e-6  # per layer of a pass replayed as one full CUDA graph (kernel gaps)
 DEFAULT_LAYER_FLOOR_PIECEWISE_S = 105e-6  # per layer of a piecewise pass: eager attention between graph pieces
 DEFAULT_DRAFT_PASS_OVERHEAD_S = 0.072e-3  # per drafter pass: propose()'s loop body outside the graphs
 DEFAULT_SPEC_OVERHEAD_S = 1.2e-3  # per speculative engine step: bookkeeping, rejection sampling (vLLM 0.10.1)
 DEFAULT_NGRAM_OVERHEAD_S = 35e-6  # per step, the n-gram proposer (vllm/v1/spec_decode/ngram_proposer.py)
 DEFAULT_NGRAM_SEQ_OVERHEAD_S = 0.6e-6  # ... and per sequence (numba, multi-threaded batch_propose)
-DEFAULT_ALLREDUCE_LATENCY_S = 8.0e-6  # one small one-shot all-reduce on Hopper NVLink (advisor.model.kernels)
-DEFAULT_MOE_KERNEL_FLOOR_S = 5.0e-6  # per MoE dispatch kernel on Hopper (top-k, align, grouped GEMMs, combine)
-# Kernel and all-reduce floors on each GPU generation relative to Hopper's (advisor.model.kernels.generation)
-DEFAULT_FLOOR_SCALE = {"ampere": 1.0, "hopper": 1.0, "blackwell": 1.0, "cdna3": 1.0}
+DEFAULT_ALLREDUCE_LATENCY_S = 8.0e-6  # one small one-shot all-reduce (advisor.model.kernels; a guess, not fitted)
+DEFAULT_MOE_KERNEL_FLOOR_S = 5e-6  # per MoE dispatch kernel on Hopper (top-k, align, grouped GEMMs, combine)
+# Kernel floors on each GPU generation relative to Hopper's (advisor.model.kernels.generation)
+DEFAULT_FLOOR_SCALE = {"ampere": 1.7, "hopper": 1.0, "blackwell": 3.1, "cdna3": 7.9}
 # The share of the matmul peak each generation reaches, relative to DEFAULT_FLOPS_EFFICIENCY (fitted for CDNA3 only)
-DEFAULT_FLOPS_SCALE = {"ampere": 1.0, "hopper": 1.0, "blackwell": 1.0, "cdna3": 1.0}
+DEFAULT_FLOPS_SCALE = {"ampere": 1.0, "hopper": 1.0, "blackwell": 0.11, "cdna3": 0.047}
 # How a piecewise pass's latency floor combines with its GPU time: the p-norm's exponent (1: they add; large: the
 # larger one). The host launches a layer's eager attention and graph pieces asynchronously, so on a long pass it runs
 # ahead and its latency hides under the GPU's work; on a short one the GPU waits for it. 2, not fitted: the published
@@ -173,14 +173,14 @@ class EngineCost:
         """The datasheet defaults (fitted to published vLLM measurements on GPUs; see the constants above) on `hw`,
         with vLLM's `vllm serve` limits for its class (`advisor.vllm.batch_defaults`). On a CPU the parameters that
         do not apply there (CUDA-graph floors) take their CPU value; kernel and all-reduce floors scale by the GPU's
-        generation (`DEFAULT_FLOOR_SCALE`). The compute peak is the one the weight format's
+        generation (`DEFAULT_FLOOR_SCALE`), and so does the matmul efficiency (`DEFAULT_FLOPS_SCALE`). The compute peak is the one the weight format's
         matmuls run at (`quantization.compute_dtype`: fp8 and W4A4 NVFP4 on their tensor cores, weight-only formats
         in 16 bit)."""
         cpu = {f.name: f.how.cpu for f in calibrated_fields() if f.how.cpu is not None} if is_cpu(hw) else {}
         gen = "hopper" if is_cpu(hw) else generation(hw)  # a CPU's own values: fitted (floors 0) or measured
         scale = DEFAULT_FLOOR_SCALE[gen]
-        floors = {"layer_floor_graph": DEFAULT_LAYER_FLOOR_GRAPH_S * scale, "allreduce_latency":
-                  DEFAULT_ALLREDUCE_LATENCY_S * scale, "moe_kernel_floor": DEFAULT_MOE_KERNEL_FLOOR_S * scale}
+        floors = {"layer_floor_graph": DEFAULT_LAYER_FLOOR_GRAPH_S * scale, "moe_kernel_floor":
+                  DEFAULT_MOE_KERNEL_FLOOR_S * scale}
         return cls(
             bandwidth=hw.bandwidth_bytes_per_s * DEFAULT_BANDWIDTH_EFFICIENCY,
             kv_bandwidth=hw.bandwidth_bytes_per_s * DEFAULT_KV_BANDWIDTH_EFFICIENCY,

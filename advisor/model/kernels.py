@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from advisor.vllm import data_center_blackwell
+
 if TYPE_CHECKING:  # annotations only: modelspec imports nothing from here
     from advisor.model.hardware import Hardware
     from advisor.model.modelspec import ModelSpec
@@ -57,14 +59,17 @@ GENERATIONS = ("ampere", "hopper", "blackwell", "cdna3")
 
 
 def generation(hw: Hardware) -> str:
-    """The GPU generation of a hardware profile, by its slug: MI300/MI325 CDNA3, B/GB-series and RTX 50/PRO 6000
-    Blackwell, H-series Hopper; everything older (A100, A10, A40, L4/L40 Ada, RTX 30/40) takes Ampere's floors."""
+    """The GPU generation whose floors a hardware profile takes: MI300/MI325 CDNA3, data-center Blackwell (B200,
+    B300, GB200, GB300: compute capability 10.x, `advisor.vllm.data_center_blackwell`), H-series Hopper; everything
+    older (A100, A10, A40, L4/L40 Ada, RTX 30/40) Ampere's. Client Blackwell (RTX 50, RTX PRO 6000: compute
+    capability 12.x, another chip) has no measured row: it takes Hopper's, the generation the defaults were first
+    fitted on."""
     slug = hw.slug
     if slug.startswith("mi3"):
         return "cdna3"
-    if slug.startswith(("b", "gb")) or "blackwell" in slug or slug.startswith("rtx-5"):
+    if data_center_blackwell(hw.name):
         return "blackwell"
-    if slug.startswith(("h100", "h200", "gh200")):
+    if slug.startswith(("h100", "h200", "gh200")) or "blackwell" in slug or slug.startswith("rtx-5"):
         return "hopper"
     return "ampere"
 
