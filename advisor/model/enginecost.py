@@ -28,8 +28,10 @@ from advisor.vllm import (
 
 # The datasheet defaults: what every user without a calibration of their own gets. Fitted by
 # benchmarks/datasheet_fit.py (scipy least_squares, soft-L1 on log error, as `specadvisor calibrate` fits) to the
-# vLLM V1 measurements in ../shared/reference/gpu-measurements.md (§1 Liu et al. on H100, vLLM PRs #29334 and #24343
-# on A100), rounded; every row, its error and the leave-one-source-out error are in docs/datasheet-fit.md.
+# measurements in ../shared/reference/gpu-measurements.md, rounded: first (issue 13) the rates and overheads down to
+# DEFAULT_NGRAM_SEQ_OVERHEAD_S on the vLLM V1 rows (§1 Liu et al. on H100, vLLM PRs #29334 and #24343 on A100); then
+# (issue 24), with those held, the generation scales below on every engine's rows, §6's MoE ones included. Every row,
+# its error and the leave-one-source-out error are in docs/datasheet-fit.md.
 DEFAULT_BANDWIDTH_EFFICIENCY = 0.75  # weight streaming, fraction of peak HBM bandwidth
 DEFAULT_KV_BANDWIDTH_EFFICIENCY = 0.85  # paged-attention KV reads: long contiguous pages, closer to peak
 DEFAULT_FLOPS_EFFICIENCY = 0.57  # fraction of dense bf16 (fp8) peak
@@ -43,10 +45,16 @@ DEFAULT_SPEC_OVERHEAD_S = 1.2e-3  # per speculative engine step: bookkeeping, re
 DEFAULT_NGRAM_OVERHEAD_S = 35e-6  # per step, the n-gram proposer (vllm/v1/spec_decode/ngram_proposer.py)
 DEFAULT_NGRAM_SEQ_OVERHEAD_S = 0.6e-6  # ... and per sequence (numba, multi-threaded batch_propose)
 DEFAULT_ALLREDUCE_LATENCY_S = 8.0e-6  # one small one-shot all-reduce (advisor.model.kernels; a guess, not fitted)
-DEFAULT_MOE_KERNEL_FLOOR_S = 5e-6  # per MoE dispatch kernel on Hopper (top-k, align, grouped GEMMs, combine)
-# Kernel floors on each GPU generation relative to Hopper's (advisor.model.kernels.generation)
+# per MoE dispatch kernel on Hopper (top-k, align, grouped GEMMs, combine): a first-principles value (a grid-wide
+# kernel over a few tokens takes microseconds), held: the MoE rows are on generations with their own scale below
+DEFAULT_MOE_KERNEL_FLOOR_S = 5e-6
+# Kernel floors on each GPU generation relative to Hopper's (advisor.model.kernels.generation): A100/A40 rows (vLLM,
+# vLLM 0.6.3), B200 (SGLang, dense) and B300 (vLLM, DeepSeek-V3.2), MI300X (SGLang, DeepSeek-V3)
 DEFAULT_FLOOR_SCALE = {"ampere": 1.7, "hopper": 1.0, "blackwell": 3.1, "cdna3": 7.9}
-# The share of the matmul peak each generation reaches, relative to DEFAULT_FLOPS_EFFICIENCY (fitted for CDNA3 only)
+# The share of the matmul peak each generation reaches, relative to DEFAULT_FLOPS_EFFICIENCY. Blackwell's and CDNA3's
+# are far below any GEMM's real efficiency: they carry whatever per-token work those engines pay that the model does
+# not break out (B200's SGLang steps grow ~60 µs a token for an 8B; MI300X's MTP gain falls from 2.1x to 1.25x by
+# concurrency 64), fitted rather than explained
 DEFAULT_FLOPS_SCALE = {"ampere": 1.0, "hopper": 1.0, "blackwell": 0.11, "cdna3": 0.047}
 # How a piecewise pass's latency floor combines with its GPU time: the p-norm's exponent (1: they add; large: the
 # larger one). The host launches a layer's eager attention and graph pieces asynchronously, so on a long pass it runs
