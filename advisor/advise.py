@@ -69,6 +69,8 @@ def candidates(s: Scenario, ks: np.ndarray) -> np.ndarray:
         ok &= ks <= s.k_limit
     if s.acceptance.per_position is not None:
         ok &= ks <= len(s.acceptance.per_position)
+    if s.acceptance.known_positions is not None:
+        ok &= ks <= s.acceptance.known_positions
     return ok
 
 

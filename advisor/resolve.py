@@ -95,6 +95,8 @@ def resolve_acceptance(inp: AcceptanceInput, temperature: float, read_metrics: M
         prior = priors.for_method(method, task)
         return prior.at_temperature(temperature, 0.0)
     measured_at = temperature if inp.measured_temperature is None else inp.measured_temperature
+    if method == "mtp":  # one reused MTP layer accepts less past the positions measured
+        found = priors.mtp_beyond(found, inp.measured_k or len(found.per_position or ()) or 1)
     return found.at_temperature(temperature, measured_at)
 
 

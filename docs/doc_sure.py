@@ -40,8 +40,12 @@ def _widths() -> tuple[float, float]:
 
 
 @cache
+def _errors() -> dict:
+    return json.loads((ROOT / "profiles" / "model-error.json").read_text())
+
+
 def _coverage() -> dict:
-    return json.loads((ROOT / "profiles" / "model-error.json").read_text())["coverage"]
+    return _errors()["coverage"]
 
 
 SURE_VALUES = {
@@ -50,5 +54,6 @@ SURE_VALUES = {
     "sure.width_cost": lambda: f"±{_widths()[1]:.0%}",
     "sure.coverage": lambda: f"{_coverage()['training_fraction']:.0%}",
     "sure.coverage_rows": lambda: str(_coverage()['training_rows']),
+    "sure.loso": lambda: f"{_errors()['loso_both_stages_median']:.1%}",
     "sure.coverage_strict": lambda: f"{_coverage()['source_out_training_fraction']:.0%}",
 }

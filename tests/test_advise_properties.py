@@ -78,7 +78,7 @@ def test_vectorised_rows_that_do_not_fit_tpot_at_equal_concurrency_and_the_match
     conc = np.array([running(replace(s, batch=int(b), prompt_len=int(p), out_len=int(o)), ks)[1]
                      for b, p, o in zip(batches, prompts, outs)])  # (POINTS, K)
     share = s.acceptance.match_share
-    acc = replace(s.acceptance, per_position=None)
+    acc = replace(s.acceptance, per_position=None, known_positions=None)  # i.i.d. α (no MTP decay past position 1)
     curve = acc.survival(ks[None, :], alphas[:, None])  # (POINTS, K, K+1): i.i.d. α on the steps that draft
     # n-gram: a step without a match is a plain decode step of one token, as the step time counts it
     assert np.allclose(curve.sum(-1), 1.0 + share * (expected_tokens(alphas[:, None], ks[None, :]) - 1.0))

@@ -132,6 +132,10 @@ class Acceptance:
     notes: tuple[str, ...] = ()  # caveats (e.g. a temperature extrapolation)
     prior: bool = False  # a task prior, not a measurement of the user's own traffic
     match_share: float = 1.0  # share of steps the drafter proposes anything at (n-gram: a match is found)
+    # Draft positions the acceptance is known for (None: every position alike, i.i.d.); past them each position's
+    # conditional acceptance is multiplied by `beyond_decay` once more (an MTP layer reused: `priors.MTP_REUSE_DECAY`)
+    known_positions: int | None = None
+    beyond_decay: float = 1.0
 
     def __post_init__(self) -> None:
         for value in (self.alpha, self.low, self.high):
@@ -139,18 +143,28 @@ class Acceptance:
                 raise InputError(f"acceptance α must be in [0, 1], got {value}")
         if not self.low <= self.alpha <= self.high:
             raise InputError(f"acceptance range must hold its point: {self.low} <= {self.alpha} <= {self.high}")
+        if not 0.0 < self.beyond_decay <= 1.0 or (self.known_positions is not None and self.known_positions < 1):
+            raise InputError("acceptance past the known positions: decay in (0, 1], at least one known position")
         if not 0.0 < self.match_share <= 1.0:
             raise InputError(f"the share of steps with a draft must be in (0, 1], got {self.match_share}")
 
     def survival(self, k, alpha=None) -> np.ndarray:
         """`survival` at draft length k over every decode step: from the per-position vector when measured, else from
-        i.i.d. α, weighted by the match share (`with_match_share`). With `alpha` (an end of the range) a measured
-        vector is rescaled as α would move it: p_i · (alpha/α)^(i+1), since p_i is the chance that i+1 drafts in a
-        row survive (the same rescaling as `at_temperature`)."""
+        i.i.d. α, weighted by the match share (`with_match_share`); past `known_positions` each further position
+        survives `beyond_decay` times less likely. With `alpha` (an end of the range) a measured vector is rescaled
+        as α would move it: p_i · (alpha/α)^(i+1), since p_i is the chance that i+1 drafts in a row survive (the
+        same rescaling as `at_temperature`)."""
         return with_match_share(self._drafted_survival(k, alpha), self.match_share)
 
     def _drafted_survival(self, k, alpha=None) -> np.ndarray:
-        """`survival` over the steps that draft."""
+        """`survival` over the steps that draft, with the decay past the known positions."""
+        curve = self._survival(k, alpha)
+        if self.known_positions is None or self.beyond_decay == 1.0:
+            return curve
+        past = np.maximum(np.arange(curve.shape[-1]) - self.known_positions, 0)
+        return curve * self.beyond_decay ** past
+
+    def _survival(self, k, alpha=None) -> np.ndarray:
         if self.per_position is None or (alpha is not None and self.alpha <= 0.0):
             return survival(self.alpha if alpha is None else alpha, k)
         ratio = 1.0 if alpha is None else alpha / self.alpha

@@ -111,5 +111,7 @@ class AttentionCost:
         return self.layers_per_pass * (9 * self.hidden_size + 6 * inter) * act_dtype_bytes
 
     def logits_bytes_per_row(self) -> float:
-        """fp32 logits written for one sampled position."""
-        return 4.0 * (self.lm_head_vocab or self.vocab_size)
+        """fp32 logits written for one sampled position. An EAGLE-3 head's draft-vocabulary logits are then scattered
+        into a full target-vocabulary row of -inf (vllm/model_executor/models/llama_eagle3.py `compute_logits`: the
+        d2t map, `logits_new[:, targets] = logits`), so it writes both."""
+        return 4.0 * (self.lm_head_vocab + self.vocab_size if self.lm_head_vocab else self.vocab_size)

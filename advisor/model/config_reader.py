@@ -110,7 +110,7 @@ def _architecture(cfg: dict[str, Any], model_type: str, layers: int, hidden: int
         rope, nope = int(need("qk_rope_head_dim")), int(need("qk_nope_head_dim"))
         out.update(kv_lora_rank=int(need("kv_lora_rank")), q_lora_rank=int(get("q_lora_rank") or 0),
                    qk_rope_head_dim=rope, v_head_dim=int(need("v_head_dim")), head_dim=nope + rope,
-                   num_kv_heads=int(need("num_attention_heads")))
+                   num_kv_heads=int(need("num_attention_heads")), index_topk=int(get("index_topk") or 0))
     if model_type in ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"):
         # qwen_gdn_linear_attn.py: in_proj_qkvz h x (2 key_dim + 2 value_dim), in_proj_ba h x 2 v_heads, conv1d
         # conv_dim x kernel, A_log and dt_bias per v head, out_proj value_dim x h; conv_dim = 2 key_dim + value_dim

@@ -24,7 +24,9 @@ even at large batch (MagicDec, Chen et al. 2024).
 Where vLLM pays its fixed costs (vLLM 0.32; paths under vllm/):
 - once per engine step: `v1/core/sched/scheduler.py` `Scheduler.schedule`, `v1/worker/gpu_model_runner.py`
   `_prepare_inputs`, the sampler, output processing: `step_overhead` (+ `seq_overhead`·B + `token_overhead`·N);
-- once per forward pass and layer: the latency floor. A target decode or verification step is one uniform batch and
+- once per forward pass and kernel: the latency floor (`advisor.model.kernels`: kernels per layer kind, floors by
+  GPU generation; a dense layer's 10 kernels make `layer_floor_graph`, MoE dispatch kernels `moe_kernel_floor`
+  each, under which the routed experts' bytes hide). A target decode or verification step is one uniform batch and
   replays one FULL CUDA graph (`config/compilation.py`, cudagraph_mode FULL_AND_PIECEWISE by default) up to
   `max_cudagraph_tokens` (`config/vllm.py` `_set_cudagraph_sizes`): `layer_floor_graph`. Prefill, mixed steps, larger
   steps and every drafter pass run PIECEWISE graphs, whose attention and KV writes run eagerly between the graph pieces
@@ -40,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from advisor.model.enginecost import EngineCost
+from advisor.model.kernels import DENSE_LAYER_KERNELS, allreduce_hops, kernels_per_pass
 from advisor.model.modelspec import WIDE_BYTES, ModelSpec
 from advisor.model.quantization import kv_bytes_per_element
 
@@ -75,8 +78,14 @@ def forward_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context,
     tokens = batch * q
     p = cost.overlap_exponent
     kv_bytes = kv_bytes_per_element(cost.kv_cache_dtype)
+    plain, dispatch = kernels_per_pass(model)
+    experts = model.expert_weight_bytes_read(tokens, cost.weight_dtype) / (tp * cost.bandwidth)
+    # The grouped GEMMs stream the routed experts at most as fast as the MoE kernels' floors allow: at small batch
+    # a verification's extra experts hide under them (the same p-norm as a host floor and its GPU time).
+    moe = np.where(dispatch > 0, pnorm(experts, dispatch * cost.moe_kernel_floor, cost.floor_exponent), 0.0)
     mem = ((model.layer_weight_bytes_read(tokens, cost.weight_dtype) + tokens * model.activation_bytes_per_token())
-           / (tp * cost.bandwidth) + batch * model.kv_bytes_read_per_gpu(context + q, kv_bytes, tp) / cost.kv_bandwidth)
+           / (tp * cost.bandwidth) - experts + moe
+           + batch * model.kv_bytes_read_per_gpu(context + q, kv_bytes, tp) / cost.kv_bandwidth)
     comp = tokens * model.layer_flops_per_token(context + (q + 1.0) / 2.0, q) / (tp * cost.flops)
     head_mem = (model.lm_head_bytes(cost.weight_dtype) + sampled * model.logits_bytes_per_row()) / (tp * cost.bandwidth)
     head = np.where(sampled > 0, pnorm(head_mem, 2.0 * sampled * model.lm_head_params / (tp * cost.flops), p), 0.0)
@@ -86,7 +95,7 @@ def forward_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context,
     gpu = pnorm(mem, comp, p) + allreduce_time(model, cost, tokens, tp)
     # A full graph's floor is idle time between its kernels on the GPU's own timeline: it adds. A piecewise pass's is
     # the host's (eager attention, graph-piece launches), which runs ahead of a long pass's GPU work: a p-norm.
-    layers = np.where(graph, gpu + model.layers_per_pass * cost.layer_floor_graph,
+    layers = np.where(graph, gpu + plain * cost.layer_floor_graph / DENSE_LAYER_KERNELS,
                       pnorm(gpu, model.layers_per_pass * cost.layer_floor_piecewise, cost.floor_exponent))
     return (layers + head + fusion
             + cost.multi_token_overhead * (tokens > 1))
@@ -123,13 +132,14 @@ def draft_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, t
 
 
 def allreduce_time(model: ModelSpec, cost: EngineCost, tokens, tp: int) -> np.ndarray:
-    """Two all-reduces per layer of tokens × hidden bf16 activations, each a ring all-reduce moving 2·(tp-1)/tp of
-    the message (Patarasuk & Yuan 2009); zero on one GPU."""
+    """Two all-reduces per layer of tokens × hidden bf16 activations, each moving 2·(tp-1)/tp of the message
+    (Patarasuk & Yuan 2009) plus its latency by link and tp (`kernels.allreduce_hops`); zero on one GPU."""
     tokens = np.asarray(tokens, dtype=float)
     if tp <= 1:
         return np.zeros_like(tokens)
     message = tokens * model.hidden_size * 2.0
-    per_call = 2.0 * (tp - 1) / tp * message / cost.link_bandwidth + cost.allreduce_latency
+    per_call = 2.0 * (tp - 1) / tp * message / cost.link_bandwidth + cost.allreduce_latency * allreduce_hops(cost.link,
+                                                                                                           tp)
     return 2 * model.layers_per_pass * per_call
 
 

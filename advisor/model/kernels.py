@@ -1,0 +1,107 @@
+"""Latency floors by kernel: how many kernels vLLM 0.32 launches per layer of each kind, and how the minimum duration
+of a kernel and of an all-reduce depend on the GPU generation and the link.
+
+A decode step at small batch does little work per kernel, so its time is set less by bytes and FLOPs than by how many
+kernels run and how long the shortest of them takes (launch ramp, tail, grid synchronisation). Two classes:
+- plain kernels (GEMMs over the weights, norms, rotary, KV-cache writes, attention, activations): a few hundred ns each
+  beyond their roofline work inside a full CUDA graph. A dense Llama layer launches 10 of them, and the 4.2 µs/layer
+  fitted on H100 (../shared/reference/gpu-measurements.md §1) is 10 x 0.42 µs;
+- MoE dispatch kernels (top-k, align, the two grouped GEMMs, combine): each does its own grid-wide work over a
+  handful of tokens (one thread block with atomics in `moe_align_block_size`, a grid over every expert's blocks in
+  the Triton `fused_moe` kernel whatever few tokens it holds), so its minimum duration is microseconds, not hundreds
+  of ns. The routed experts' bytes hide under these floors at small batch (`costmodel.forward_pass`).
+
+Counts, per layer, as vLLM 0.32 builds each part (paths under vllm/):
+- norms: two fused add-RMSNorms (`model_executor/layers/layernorm.py`);
+- GQA / sliding-window / chunked attention: qkv GEMM, rotary, KV-cache write (`reshape_and_cache_flash`), the
+  attention kernel, o_proj GEMM (`model_executor/models/llama.py` `LlamaAttention`);
+- MLA, absorbed for decode and verification (`model_executor/models/deepseek_v2.py` `DeepseekV2MLAAttention`,
+  `model_executor/layers/attention/mla_attention.py`, the backends in `v1/attention/backends/mla/`: FlashMLA,
+  cutlass_mla, rocm_aiter_mla): fused q_a/kv_a GEMM, the q_a and kv_a norms, q_b GEMM, the W_UK batched GEMM, rotary,
+  `concat_and_cache_mla`, the split-KV decode kernel and its combine, the W_UV batched GEMM, o_proj GEMM;
+- DeepSeek sparse attention's indexer (V3.2, `deepseek_v2.py` `Indexer`, `v1/attention/backends/mla/indexer.py`):
+  wq_b, wk and weights_proj GEMMs, k_norm, rotary, the fp8 quantization and indexer-cache write, the fp8 MQA logits
+  and the top-k over them;
+- Gated-DeltaNet linear attention (`model_executor/layers/mamba/qwen_gdn_linear_attn.py`): two input GEMMs, the
+  causal conv, the gating, the recurrent kernel, the gated norm, out_proj GEMM;
+- dense MLP: gate_up GEMM, SiLU-and-mul, down GEMM (`llama.py` `LlamaMLP`);
+- MoE (`model_executor/layers/fused_moe/layer.py` `FusedMoE`, `fused_moe.py`, `moe_align_block_size.py`,
+  `router/`): the router GEMM and the activation are plain; top-k, align/permute, the two grouped GEMMs and the
+  combine (`moe_sum`) are MoE dispatch kernels; shared experts add a dense MLP's three;
+- per layer two tensor-parallel all-reduces when TP > 1 (after attention and after the MLP), see `allreduce_hops`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from advisor.vllm import data_center_blackwell
+
+if TYPE_CHECKING:  # annotations only: modelspec imports nothing from here
+    from advisor.model.hardware import Hardware
+    from advisor.model.modelspec import ModelSpec
+
+NORMS = 2
+ATTENTION = {"gqa": 5, "mla": 11, "linear": 7}
+DSA_INDEXER = 10
+DENSE_MLP = 3
+MOE_PLAIN = 2  # router GEMM, activation
+MOE_DISPATCH = 5  # top-k, align/permute, grouped GEMM w13, grouped GEMM w2, combine
+SHARED_EXPERT = 3
+DENSE_LAYER_KERNELS = NORMS + ATTENTION["gqa"] + DENSE_MLP  # 10: what `layer_floor_graph` is quoted per
+
+# Minimum durations by generation, relative to Hopper's (H100/H200), for kernels and for the all-reduce: the fit in
+# benchmarks/datasheet_fit.py sets them where rows exist (Ampere: A100 rows; Blackwell: B200/B300 rows; CDNA3: the
+# MI300X rows of §6), and the other generations take their nearest one. CPUs run eagerly: no floors (enginecost).
+GENERATIONS = ("ampere", "hopper", "blackwell", "cdna3")
+
+
+def generation(hw: Hardware) -> str:
+    """The GPU generation whose floors a hardware profile takes: MI300/MI325 CDNA3, data-center Blackwell (B200,
+    B300, GB200, GB300: compute capability 10.x, `advisor.vllm.data_center_blackwell`), H-series Hopper; everything
+    older (A100, A10, A40, L4/L40 Ada, RTX 30/40) Ampere's. Client Blackwell (RTX 50, RTX PRO 6000: compute
+    capability 12.x, another chip) has no measured row: it takes Hopper's, the generation the defaults were first
+    fitted on."""
+    slug = hw.slug
+    if slug.startswith("mi3"):
+        return "cdna3"
+    if data_center_blackwell(hw.name):
+        return "blackwell"
+    if slug.startswith(("h100", "h200", "gh200")) or "blackwell" in slug or slug.startswith("rtx-5"):
+        return "hopper"
+    return "ampere"
+
+
+def link(hw: Hardware) -> str:
+    """How a profile's GPUs talk for tensor parallelism: "pcie", "xgmi" (AMD Infinity Fabric) or "nvlink"."""
+    text = hw.interconnect
+    return "pcie" if text.startswith("PCIe") else "xgmi" if "Infinity Fabric" in text else "nvlink"
+
+
+def allreduce_hops(link_kind: str, tp) -> np.ndarray:
+    """Latency terms of one small all-reduce over `tp` GPUs, in units of one fully-connected one-shot all-reduce.
+    vLLM's custom all-reduce (`distributed/device_communicators/custom_all_reduce.py`, one-shot for small messages:
+    every GPU reads all peers' buffers once) needs every GPU pair linked (an NVLink switch, or MI300X's xGMI mesh with
+    `quick_all_reduce.py` / `aiter_custom_all_reduce.py`), so its latency does not grow with tp up to 8. Over PCIe
+    beyond two GPUs it declines (not fully connected) and NCCL's ring runs 2·(tp-1) steps, each a link latency."""
+    tp = np.asarray(tp, dtype=float)
+    ring = 2.0 * (tp - 1.0) if link_kind == "pcie" else 1.0
+    return np.where(tp <= 1, 0.0, np.where(tp > 2, ring, 1.0))
+
+
+def kernels_per_pass(model: ModelSpec) -> tuple[float, float]:
+    """(plain kernels, MoE dispatch kernels) one forward pass of `model` launches in its decoder layers (an MTP head:
+    the one layer a pass runs). Counts are per layer kind, as above."""
+    layers = model.layers_per_pass
+    linear = model.linear_layers if model.kind != "mtp_head" else 0
+    attention_layers = layers - linear
+    mla = model.is_mla
+    attn = attention_layers * (ATTENTION["mla"] if mla else ATTENTION["gqa"]) + linear * ATTENTION["linear"]
+    if model.index_topk:
+        attn += attention_layers * DSA_INDEXER
+    moe = model.moe_layers if model.kind != "mtp_head" else (1 if model.num_experts > 1 else 0)
+    dense = layers - moe
+    mlp = dense * DENSE_MLP + moe * (MOE_PLAIN + (SHARED_EXPERT if model.shared_expert_intermediate_size else 0))
+    return float(layers * NORMS + attn + mlp), float(moe * MOE_DISPATCH)
