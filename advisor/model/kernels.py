@@ -69,7 +69,7 @@ def generation(hw: Hardware) -> str:
         return "cdna3"
     if data_center_blackwell(hw.name):
         return "blackwell"
-    if slug.startswith(("h100", "h200", "gh200")) or "blackwell" in slug or slug.startswith("rtx-5"):
+    if slug.startswith(("h100", "h20", "h800", "gh200")) or "blackwell" in slug or slug.startswith("rtx-5"):
         return "hopper"
     return "ampere"
 

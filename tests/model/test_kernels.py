@@ -37,6 +37,9 @@ def test_generations_and_links_come_from_the_profiles():
     assert gen == {"a100-80gb-sxm": "ampere", "h100-sxm": "hopper", "b300": "blackwell", "mi300x": "cdna3",
                    "rtx-pro-6000-blackwell": "hopper", "l40s": "ampere"}
     assert [kernels.link(load_hardware(s)) for s in ("h100-sxm", "mi300x", "l40s")] == ["nvlink", "xgmi", "pcie"]
+    # every Hopper profile takes Hopper's floors (the H800 and GH200 profiles came after the rule was written)
+    hopper = [s for s in ("h100-nvl", "h100-pcie", "h200", "h200-nvl", "h800", "gh200")]
+    assert {s: kernels.generation(load_hardware(s)) for s in hopper} == dict.fromkeys(hopper, "hopper")
 
 
 def test_one_shot_allreduce_latency_is_flat_in_tp_and_a_pcie_ring_grows():
