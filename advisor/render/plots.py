@@ -10,6 +10,7 @@ from matplotlib.patches import Patch
 
 from advisor import sweeps
 from advisor.advise import Advice
+from advisor.model.uncertainty import LEVEL
 from advisor.render import plot_style as st
 from advisor.verdict import ENABLE_THRESHOLD
 
@@ -157,7 +158,8 @@ def lengths_figure(a: Advice):
                              "runs fewer requests\nat once than without"))
     st.legend_right(ax, handles=handles, title="verdict", title_fontsize=9)
     ax.text(1.01, 0.0, f"contours: end-to-end\nspeedup at the best k\n\nenable: ≥ {ENABLE_THRESHOLD:.2f}x\n"
-            "even at the low end\nof the α range", transform=ax.transAxes, fontsize=8, va="bottom", color="#4a4f55")
+            f"even at the low end\nof its {LEVEL:.0%} interval\n(α range and the\ncost model's error)",
+            transform=ax.transAxes, fontsize=8, va="bottom", color="#4a4f55")
     st.title(fig, ax, f"Go / no-go by request shape at batch {s.batch}", describe(a))
     return fig
 
