@@ -21,6 +21,7 @@ BLOCK = re.compile(r"^<!-- output(?P<first>, first paragraph)?: specadvisor (?P<
                    re.MULTILINE | re.DOTALL)
 INLINE = re.compile(r"<!--=(?P<name>[\w.]+)-->(?P<value>.*?)<!--=-->", re.DOTALL)
 FENCE = re.compile(r"^```bash\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+CODE = re.compile(r"^```.*?^```$", re.MULTILINE | re.DOTALL)  # any fenced block, quoted output included
 # A paragraph (or table, or list) whose figures record a measurement the repository cannot recompute (another
 # machine's run, a timing, a paper) starts with this line, saying what and how; every other figure is generated.
 RECORD = "<!-- record: "

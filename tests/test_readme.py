@@ -54,8 +54,8 @@ FIGURE = re.compile(r"(?<![\w.])[~−+-]?\d[\d,.]*(?:[-–]\d[\d,.]*)?"
 
 def _prose_paragraphs(text: str) -> list[str]:
     """The paragraphs of a page without its code, quoted output, generated numbers and inline code."""
-    text = re.sub(r"^```.*?^```$", "\n", text, flags=re.MULTILINE | re.DOTALL)
-    text = re.sub(r"<!--=[\w.]+-->.*?<!--=-->", "", text, flags=re.DOTALL)
+    text = doc_pages.CODE.sub("\n", text)
+    text = doc_pages.INLINE.sub("", text)
     text = re.sub(r"`[^`\n]*`", "", text)
     return re.split(r"\n\s*\n", text)
 
@@ -76,14 +76,14 @@ def test_the_readme_quotes_the_default_report():
 
 
 def test_every_inline_number_has_a_recipe():
-    names = {name for text in ALL.values() for name in re.findall(r"<!--=([\w.]+)-->", text)}
+    names = {m["name"] for text in ALL.values() for m in doc_pages.INLINE.finditer(text)}
     assert names and names <= set(regenerate.VALUES)
     assert set(regenerate.VALUES) <= names  # no recipe left behind for a number no page shows
 
 
 def _anchors(text: str) -> set[str]:
     """The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces to hyphens."""
-    headings = re.findall(r"^#+ (.+)$", re.sub(r"^```.*?^```$", "", text, flags=re.MULTILINE | re.DOTALL), re.MULTILINE)
+    headings = re.findall(r"^#+ (.+)$", doc_pages.CODE.sub("", text), re.MULTILINE)
     return {re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-") for heading in headings}
 
 

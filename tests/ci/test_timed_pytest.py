@@ -26,6 +26,11 @@ def test_a_passing_run_within_the_limit_passes_and_says_count_and_time(tmp_path)
     assert "pytest: 2 tests in " in run.stdout and "limit 600 s" in run.stdout
 
 
+def test_a_coloured_summary_is_read_too(tmp_path):
+    run = _timed(tmp_path, "passing", "600", "--color=yes")  # what PY_COLORS / FORCE_COLOR give a CI log
+    assert run.returncode == 0 and "pytest: 2 tests in " in run.stdout, run.stdout + run.stderr
+
+
 def test_a_run_over_the_limit_fails(tmp_path):
     run = _timed(tmp_path, "passing", "0")
     assert run.returncode == 1 and "over the 0 s limit" in run.stderr, run.stdout + run.stderr

@@ -203,7 +203,8 @@ def test_text_rendered_from_a_running_engine_parses_back(ngram_engine):
     assert found.counts.drafts > 0
 
 
-def test_25_5_a_scrape_without_per_position_counters_gives_the_mean_alpha_and_says_per_position_is_unknown():
+def test_25_5_a_scrape_without_per_position_counters_gives_the_mean_alpha_and_says_per_position_is_unknown(
+        tmp_path):
     from advisor.model.acceptance import alpha_from_rate
 
     text = "\n".join(line for line in NGRAM_TEXT.splitlines() if "per_pos" not in line) + "\n"
@@ -214,7 +215,7 @@ def test_25_5_a_scrape_without_per_position_counters_gives_the_mean_alpha_and_sa
     k = -(-c.draft_tokens // c.drafts)
     assert c.k == k and "per-position rates unknown" in found.origin
     assert f"mean α {alpha_from_rate(c.accepted / c.draft_tokens, k):.3f}" in found.origin
-    path = Path(__import__("tempfile").mkdtemp()) / "scrape.prom"
+    path = tmp_path / "scrape.prom"
     path.write_text(text)
     out = runner.invoke(app, ["acceptance", "from-metrics", str(path)])
     assert out.exit_code == 0 and "per-position rates unknown" in out.output
