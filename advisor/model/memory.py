@@ -24,7 +24,7 @@ from advisor.model.hardware import GIB, Hardware
 from advisor.model.modelspec import ModelSpec
 from advisor.model.quantization import kv_bytes_per_element
 from advisor.model.speculative import Setup
-from advisor.vllm import BLOCK_TOKENS, MAX_NUM_BATCHED_TOKENS, MAX_NUM_SEQS, lookahead_slots
+from advisor.vllm import BLOCK_TOKENS, MAX_NUM_BATCHED_TOKENS, MAX_NUM_SEQS, async_scheduling_default, lookahead_slots
 
 RUNTIME_RESERVE_BYTES = 1.0 * GIB  # CUDA context, CUDA-graph pool, NCCL buffers: outside the profiled peak
 
@@ -46,15 +46,11 @@ def activation_peak_bytes(model: ModelSpec, tp: int = 1, max_num_batched_tokens:
 # (vllm/model_executor/models/config.py `MambaModelConfig`), which holds 2 + num_speculative_tokens state blocks
 # (vllm/v1/kv_cache_interface.py `MambaSpec.max_memory_usage_bytes`).
 STATE_SLOTS = 2
-# Speculative methods with which vLLM turns async scheduling off (vllm/config/vllm.py `VllmConfig.__post_init__`:
-# anything but EAGLE/MTP/DFlash, ngram_gpu, draft_model and dspark): one batch in flight instead of two.
-_SYNC_METHODS = ("ngram", "suffix", "medusa", "mlp_speculator")
-
-
 def in_flight_tokens(method: str, k: int, max_num_batched_tokens: int) -> int:
     """vLLM's max_in_flight_tokens (vllm/config/vllm.py): max_concurrent_batches x max_num_batched_tokens, two
-    batches under async scheduling."""
-    return (1 if k > 0 and method in _SYNC_METHODS else 2) * max_num_batched_tokens
+    batches under async scheduling, one where vLLM turns it off for the method (`async_scheduling_default`; the GPU's
+    rule, which `vllm serve` sizes its cache by)."""
+    return (1 if k > 0 and not async_scheduling_default(method, cpu=False) else 2) * max_num_batched_tokens
 
 
 def kv_bytes_per_sequence_per_gpu(model: ModelSpec, tp: int, tokens: int, *, kv_dtype_bytes: float = 2.0,
