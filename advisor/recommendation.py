@@ -141,7 +141,7 @@ class Recommendation(_Closed):
     best_k: int  # 0 = leave speculation off
     speedup: Speedup  # at best_k
     interval: Interval  # end-to-end speedup over the acceptance range
-    per_k: tuple[PerK, ...]  # k = 0..16, or up to the asked-for k when larger
+    per_k: tuple[PerK, ...]  # k = 0..MAX_K (advisor.vllm: also the largest --k)
     break_even_alpha: float | None  # below it no k pays; None: no α pays, or speculation does not fit
     critical_batch: int | None  # end of the paying range from batch 1 (0: batch 1 loses; None: gains up to the limit)
     memory: Memory  # the VRAM budget at best_k (k = 1 when off, to show the cost)

@@ -439,7 +439,7 @@ def fit(table: list[Row], use: np.ndarray, extra: dict | None = None, start: dic
                                loss="soft_l1", f_scale=LOSS_SCALE, x_scale="jac", max_nfev=3000) for x0 in starts]
         return min(found, key=lambda r: r.cost)
 
-    # six starts for the full fit; a refit (left-out source, floor exponent) starts from the full fit's values
+    # three starts for the full fit; a refit (left-out source, floor exponent) starts from the full fit's values
     starts = [to_x(start, free)] if start is not None else [
         to_x({**PRIORS, **{f"floor_scale_{g}": f for g in ("blackwell", "cdna3")}}, free) for f in (1.0, 4.0, 12.0)]
     best = solve(use, starts)

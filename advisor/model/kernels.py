@@ -55,7 +55,6 @@ DENSE_LAYER_KERNELS = NORMS + ATTENTION["gqa"] + DENSE_MLP  # 10: what `layer_fl
 # Minimum durations by generation, relative to Hopper's (H100/H200), for kernels and for the all-reduce: the fit in
 # benchmarks/datasheet_fit.py sets them where rows exist (Ampere: A100 rows; Blackwell: B200/B300 rows; CDNA3: the
 # MI300X rows of §6), and the other generations take their nearest one. CPUs run eagerly: no floors (enginecost).
-GENERATIONS = ("ampere", "hopper", "blackwell", "cdna3")
 
 
 def generation(hw: Hardware) -> str:

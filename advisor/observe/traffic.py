@@ -24,18 +24,18 @@ from advisor.errors import InputError
 from advisor.measured.counts import Counts
 from advisor.measured.metrics import PREFIX as SPEC_PREFIX
 from advisor.measured.metrics import parse as parse_spec
-from advisor.observe.scrape import RUNNING, Window
+from advisor.model.uncertainty import Z90  # two-sided 90%: the interval on a mean of many requests
+from advisor.observe.scrape import RUNNING, WAITING, Window
 
 PROMPT, OUTPUT = "vllm:request_prompt_tokens", "vllm:request_generation_tokens"
 TPOT, TTFT = "vllm:request_time_per_output_token_seconds", "vllm:time_to_first_token_seconds"
 INFERENCE, SUCCESS = "vllm:request_inference_time_seconds", "vllm:request_success_total"
 CACHE_QUERIES, CACHE_HITS = "vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total"
-GAUGES = (RUNNING, "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc", "vllm:cache_config_info")
+GAUGES = (RUNNING, WAITING, "vllm:kv_cache_usage_perc", "vllm:cache_config_info")
 # the families `observe` reads (capture_observe.py keeps these in the recorded windows)
 READ = (PROMPT, OUTPUT, "vllm:num_requests_", "vllm:request_success", "vllm:prefix_cache_", TPOT,
         "vllm:inter_token_latency_seconds", TTFT, "vllm:e2e_request_latency_seconds", INFERENCE, SPEC_PREFIX,
         "vllm:cache_config_info", "vllm:generation_tokens", "vllm:prompt_tokens")
-Z90 = 1.6449  # two-sided 90% normal quantile: the interval on a mean of many requests
 
 
 @dataclass(frozen=True, slots=True)

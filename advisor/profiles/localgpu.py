@@ -71,11 +71,6 @@ def local_gpu() -> LocalGpu:
     return LocalGpu(name.decode() if isinstance(name, bytes) else name, memory, mig)
 
 
-def local_gpu_name() -> str:
-    """The driver's name for the visible GPU, e.g. 'NVIDIA H100 80GB HBM3'."""
-    return local_gpu().name
-
-
 def _words(driver_name: str) -> list[str]:
     return [w for w in driver_name.lower().replace("-", " ").split() if w not in VENDOR_WORDS]
 
