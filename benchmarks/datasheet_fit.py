@@ -38,7 +38,7 @@ from advisor.model.priors import MTP_REUSE_DECAY
 from advisor.model.costmodel import draft_pass, forward_pass, prefill_time, step_time
 from advisor.model.enginecost import EngineCost
 from advisor.model.hardware import Hardware
-from advisor.model.kernels import generation
+from advisor.model.kernels import generation, kernels_per_pass
 from advisor.model.speculative import Setup, request_times
 from advisor.profiles.catalog import load_hardware, load_model
 from calibration.calibrate.fit import LOSS_SCALE, outliers
@@ -219,9 +219,11 @@ def rows() -> list[Row]:
 
     def setup(v, target=T8, hw=H100, method="eagle", draft=E8, tp=1, dtype="bf16", draft_dtype="bf16", seqs=None,
               overlap=False):
-        """`overlap`: async scheduling as vLLM 0.32 runs it (None); the older engines measured ran synchronously."""
+        """`overlap` None: the engine as vLLM 0.32 runs it (async scheduling, full-graph EAGLE and MTP drafting);
+        the older engines measured (vLLM's V1 model runner) scheduled synchronously and drafted piecewise."""
         return Setup(target, engine_cost(hw, v, dtype, seqs), method, draft,
-                     engine_cost(hw, v, draft_dtype, seqs) if draft is not None else None, tp, async_scheduling=overlap)
+                     engine_cost(hw, v, draft_dtype, seqs) if draft is not None else None, tp, async_scheduling=overlap,
+                     drafter_graphs=None if overlap is None else False)
 
     for b, q in [(1, 1), (1, 4), (8, 4), (32, 1), (32, 4), (64, 4)]:
         out.append(Row(f"1.target.B{b}.q{q}", s1, f"target step B={b} q={q} L={L_IC} (N={b * q})",
@@ -310,9 +312,11 @@ MI300X_MTP = [(1, 17348, 8229), (2, 17162, 8408), (4, 17948, 9737), (8, 19919, 1
 
 def mi300x_latency(v: dict, batch: int, k: int = 0, tokens: float = 1.0) -> float:
     """S8's mean end-to-end latency per request, ms: random 1024/1024 at a steady concurrency (Little's law,
-    `tok_per_s_concurrency`), DeepSeek-V3 fp8 on 8×MI300X, its MTP layer drafting k tokens at `tokens` per step."""
+    `tok_per_s_concurrency`), DeepSeek-V3 fp8 on 8×MI300X, its MTP layer drafting k tokens at `tokens` per step.
+    SGLang's engine there is priced as vLLM's V1 runner: synchronous, its draft passes piecewise (SGLang's own graph
+    capture of draft passes is not in this project's reference to check)."""
     s = Setup(DSV3, engine_cost(MI300X, v, "fp8"), "mtp", DSV3.mtp_draft(), engine_cost(MI300X, v, "fp8"), 8,
-              async_scheduling=False)
+              async_scheduling=False, drafter_graphs=False)
     return batch * 1024 / tok_per_s_concurrency(s, batch, 1024, 1024, k, tokens) * 1e3
 
 
@@ -505,7 +509,7 @@ def leave_one_source_out_both_stages(table: list[Row], train: np.ndarray, fitted
 def checks(v: dict) -> dict[str, tuple[float, float, str]]:
     """(predicted, reference, what the reference is) for the three H100 checks."""
     c = engine_cost(H100, v)
-    eagle = Setup(T8, c, "eagle", E8, c)
+    eagle = Setup(T8, c, "eagle", E8, c, drafter_graphs=False)  # §1 measured the V1 runner: piecewise
     decode = float(eagle.decode_step(1, L_IC))
     ratio = float(draft_pass(D1, c, 1, 1, L_IC) / decode)
     kv = 8 * L_IC  # N_kv held fixed, as §1 separates it: 8 sequences x 512 tokens, N = 8 -> 256
@@ -564,6 +568,27 @@ def _jump(m: float) -> str:
     return f"+{(after - before) * 1e3:.1f} ms on a {before * 1e3:.0f} ms step"
 
 
+def islands() -> tuple[list[tuple], tuple[float, float], tuple[float, float, float]]:
+    """What sets S8, S9 and S4 apart, from their own published numbers: (per-layer rows for S8 and S9, each priced
+    from the other's time per kernel, S4's step growth). A row: (source, setup, ms per output token, µs per layer,
+    µs of weight streaming per layer at the datasheet's peak, kernels per layer (`kernels.kernels_per_pass`), µs per
+    kernel of the rest). S4: (µs a B200 SGLang step grows per added sequence, §1's µs per batched token on an H100
+    under vLLM, µs an 8B token's matmuls take at B200's datasheet peak x flops_efficiency)."""
+    out = []
+    for source, what, model, hw, per_token in [
+            ("S8", "DeepSeek-V3, 8×MI300X, SGLang 0.4.10", DSV3, MI300X, MI300X_MTP[0][1] / 1024),
+            ("S9", "DeepSeek-V3.2, 8×B300, vLLM", DSV32, B300, 1e3 / 125)]:
+        layer = per_token / model.num_layers * 1e3
+        weights = float(model.layer_weight_bytes_read(1, "fp8")) / model.num_layers / (8 * hw.bandwidth_bytes_per_s) * 1e6
+        kernels = sum(kernels_per_pass(model)) / model.layers_per_pass
+        out.append((source, what, per_token, layer, weights, kernels, (layer - weights) / kernels))
+    (_, _, _, l8, w8, k8, r8), (_, _, _, l9, w9, k9, r9) = out
+    cross = ((w8 + k8 * r9) / l8 - 1, (w9 + k9 * r8) / l9 - 1)
+    steps = [1e3 * b / tps for b, tps in [(1, 249), (32, 5349)]]  # §2 DFlash: step = concurrency / tok/s
+    compute = 2 * T8.active_params / (B200.peak_flops("bf16") * ec.DEFAULT_FLOPS_EFFICIENCY) * 1e6
+    return out, cross, ((steps[1] - steps[0]) / 31 * 1e3, 2.10103129e-5 * 1e6, compute)
+
+
 def median_abs(errors) -> float:
     return float(np.median(np.abs(errors)))
 
@@ -606,6 +631,25 @@ def report(table, fitted, dropped, train, loso, loso_values, all_rows: bool, sen
         line("rows not fitted (other engines)", ~train)
     for s in sorted({r.source for r in table}):
         line(s, np.array([r.source == s for r in table]))
+    rows8_9, cross, (growth, h100_token, b200_compute) = islands()
+    lines += ["", "## Three sources no other source can predict", "",
+              "S4, S8 and S9 are each the only measurement of their GPU generation (and S8 of its engine's), so a "
+              "fit without one of them must price its generation from the others. Their own numbers say how far "
+              "apart they are (ms per output token: the published baseline; weights: the fp8 layer's active bytes "
+              "over 8 GPUs at the datasheet's peak bandwidth; the rest is spread over the kernels each layer "
+              "launches):", "", "| source | setup | ms per output token | µs per layer | of it, weights | kernels per "
+              "layer | rest per kernel |", "|---|---|---|---|---|---|---|"]
+    for source, what, per_token, layer, weights, kernels, rest in rows8_9:
+        lines.append(f"| {source} | {what} | {per_token:.1f} | {layer:.0f} µs | {weights:.0f} µs | {kernels:.0f} | "
+                     f"{rest:.1f} µs |")
+    lines += ["", f"Priced at S9's time per kernel, S8's layer comes out {-cross[0]:.0%} short; S9's at S8's, "
+              f"{cross[1]:.0%} long: whatever the model, one of them misses by more than 30% unless something measured "
+              "elsewhere tells the two generations' kernels apart, and no other row does. S4's B200 SGLang step grows "
+              f"{growth:.0f} µs per added sequence (concurrency 1 -> 32, §2), where an H100 under vLLM adds "
+              f"{h100_token:.0f} µs per batched token (§1) and an 8B token's matmuls take {b200_compute:.1f} µs at "
+              "B200's datasheet peak and the fitted efficiency; S9, the other Blackwell source, has one concurrency "
+              "only. A second source on each of these generations would make their leave-one-out errors a test of "
+              "the model rather than of the gap between generations."]
     lines += ["", "## Parameters", "",
               "The prior is the value before this fit (or a weak physical guess for a new parameter); **shipped** is "
               "`advisor/model/enginecost.py`'s `DEFAULT_*`; efficiencies are fractions of the datasheet peak. "

