@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import datasheet_fit as df  # noqa: E402
 
 from advisor.atomic_write import write_atomic  # noqa: E402
-from advisor.model.uncertainty import LEVEL, Z80  # noqa: E402
+from advisor.model.uncertainty import LEVEL, Z80, ridge_tokens  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "profiles" / "model-error.json"
@@ -50,13 +50,6 @@ MIN_ROWS = 2
 MOE_NAMES = ("moe", "dsv3", "mixtral", "a3b", "a22b", "deepseek", "gpt-oss", "kimi", "maverick", "scout", "glm-4.5")
 REGIMES = ("dense_memory_bound", "compute_bound", "moe", "long_context", "drafter", "other_engine")
 APPLIED = REGIMES[:-1]
-
-
-def ridge_tokens(hw, v: dict, dtype_bytes: float = 2.0) -> float:
-    """Tokens per step at which a dense layer's matmul time (2·N·P / flops) equals its weight reading time
-    (P·bytes / bandwidth), at the fitted efficiencies: flops·bytes / (2·bandwidth)."""
-    flops = hw.peak_flops("bf16") * v["flops_efficiency"]
-    return flops * dtype_bytes / (2.0 * hw.bandwidth_bytes_per_s * v["bandwidth_efficiency"])
 
 
 def regime(row: df.Row, v: dict) -> str:
@@ -70,7 +63,9 @@ def regime(row: df.Row, v: dict) -> str:
         return "long_context"
     if row.id.startswith("1.target."):
         b, q = (float(part[1:]) for part in row.id.split(".")[2:4])
-        if b * q >= COMPUTE_BOUND * ridge_tokens(df.H100, v):
+        ridge = ridge_tokens(df.H100.peak_flops("bf16") * v["flops_efficiency"],
+                             df.H100.bandwidth_bytes_per_s * v["bandwidth_efficiency"])
+        if b * q >= COMPUTE_BOUND * ridge:
             return "compute_bound"
         return "dense_memory_bound"
     if any(word in text for word in ("eagle", "ngram", "n-gram", "bookkeeping", "ratio", "draft", "spec", ".k")):
@@ -99,12 +94,13 @@ def sigmas(r: np.ndarray, kinds: np.ndarray, use: np.ndarray) -> dict[str, float
 def coverage(r: np.ndarray, kinds: np.ndarray, sources: np.ndarray | None = None) -> np.ndarray:
     """Per row: inside the 80% interval of its regime's sigma (the shipped one; with `sources`, one estimated
     without the row's own source's rows: the stricter check)."""
-    inside = np.zeros(len(r), bool)
-    every = np.ones(len(r), bool)
-    for i in range(len(r)):
-        sigma = sigmas(r, kinds, every if sources is None else sources != sources[i])[kinds[i]]
-        inside[i] = abs(r[i]) <= Z80 * sigma
-    return inside
+    if sources is None:
+        spread = sigmas(r, kinds, np.ones(len(r), bool))
+        sigma = np.array([spread[kind] for kind in kinds])
+    else:
+        out_of = {s: sigmas(r, kinds, sources != s) for s in set(sources)}  # one per left-out source
+        sigma = np.array([out_of[s][kind] for s, kind in zip(sources, kinds)])
+    return np.abs(r) <= Z80 * sigma
 
 
 def compute() -> dict:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from pathlib import Path
 
 import numpy as np
+from doc_pages import ROOT
 
 from advisor.advise import advise
 from advisor.model.enginecost import is_cpu
@@ -16,7 +16,6 @@ from advisor.model.uncertainty import LEVEL, Z80
 from advisor.profiles.catalog import load_hardware, names
 from advisor.resolve import build_scenario
 
-ROOT = Path(__file__).resolve().parents[1]
 # The default pair and acceptance prior on every GPU profile (CPUs aside), at three request shapes, batch 1; the
 # 80% interval of the end-to-end speedup at the advised k, as ± around it.
 WIDTH_SHAPES = ((8000, 200), (1000, 500), (200, 2000))

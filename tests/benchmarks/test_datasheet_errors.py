@@ -45,6 +45,14 @@ def test_sigma_is_the_spread_whose_80_percent_interval_holds_80_percent(errors):
     assert inside.mean() == pytest.approx(0.8, abs=0.1)
 
 
+def test_the_stricter_coverage_judges_each_row_by_the_other_sources_rows(errors):
+    r = np.array([0.01, -0.02, 0.03, 0.5, -0.6, 0.7])
+    kinds, sources = np.array(["drafter"] * 6), np.array(["S1"] * 3 + ["S2"] * 3)
+    assert errors.coverage(r, kinds).tolist() == [True] * 5 + [False]  # sigma from all six: only 0.7 is out
+    # S1's rows under S2's wide sigma, S2's under S1's narrow one
+    assert errors.coverage(r, kinds, sources).tolist() == [True] * 3 + [False] * 3
+
+
 def test_the_coverage_section_is_replaced_not_repeated(errors):
     d = json.loads(errors.OUT.read_text())
     doc = "# t\n\n## Summary\n\nx\n\n## Parameters\n\ny\n"

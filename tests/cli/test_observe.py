@@ -2,11 +2,10 @@
 loopback HTTP endpoint that is not vLLM: each documented behaviour, and every bad input as one line, exit 2."""
 
 import json
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
-from loopback import serving
+from loopback import closed_port, serving_page
 
 from advisor.cli.app import main
 from advisor.measured import metrics
@@ -101,38 +100,17 @@ def test_the_picture_is_drawn_and_a_wrong_suffix_is_said_first(capsys, tmp_path)
     assert ".png or .svg" in _fails(capsys, "observe", "http://127.0.0.1:9", *PAIR, "--plot", tmp_path / "o.jpg")
 
 
-class _Endpoint(BaseHTTPRequestHandler):
-    body = b""
-
-    def do_GET(self):  # noqa: N802 (http.server's name)
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain")
-        self.end_headers()
-        self.wfile.write(type(self).body)
-
-    def log_message(self, *args):
-        pass
+def test_an_endpoint_that_is_not_prometheus_text_is_refused_before_the_window(capsys):
+    with serving_page(b"<html><body>hello</body></html>\n") as url:
+        assert "not Prometheus text" in _fails(capsys, "observe", url, "--seconds", "30", *PAIR)
 
 
-@pytest.fixture
-def endpoint():
-    """A loopback HTTP server answering every GET with `_Endpoint.body`."""
-    with serving(_Endpoint) as url:
-        yield url
-
-
-def test_an_endpoint_that_is_not_prometheus_text_is_refused_before_the_window(capsys, endpoint, monkeypatch):
-    monkeypatch.setattr(_Endpoint, "body", b"<html><body>hello</body></html>\n")
-    assert "not Prometheus text" in _fails(capsys, "observe", endpoint, "--seconds", "30", *PAIR)
-
-
-def test_a_huge_answer_is_cut_at_the_byte_cap(capsys, endpoint, monkeypatch):
+def test_a_huge_answer_is_cut_at_the_byte_cap(capsys, monkeypatch):
     monkeypatch.setattr(metrics, "MAX_BYTES", 4096)
-    monkeypatch.setattr(_Endpoint, "body", b"# HELP x y\n" * 1000)
-    assert "sent more than" in _fails(capsys, "observe", endpoint, "--seconds", "30", *PAIR)
+    with serving_page(b"# HELP x y\n" * 1000) as url:
+        assert "sent more than" in _fails(capsys, "observe", url, "--seconds", "30", *PAIR)
 
 
 def test_an_unreachable_server_is_one_line(capsys):
-    with HTTPServer(("127.0.0.1", 0), _Endpoint) as closed:
-        port = closed.server_address[1]
-    assert "cannot reach" in _fails(capsys, "observe", f"http://127.0.0.1:{port}", "--seconds", "1", *PAIR)
+    url = f"http://127.0.0.1:{closed_port()}"
+    assert "cannot reach" in _fails(capsys, "observe", url, "--seconds", "1", *PAIR)

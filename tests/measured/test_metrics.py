@@ -2,14 +2,12 @@
 write, a live HTTP endpoint, two-scrape deltas, and every way the input can be wrong."""
 
 import json
-import socket
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from loopback import serving
+from loopback import closed_port, serving_page
 from typer.testing import CliRunner
 
 from advisor.cli.app import app
@@ -131,29 +129,15 @@ def test_two_scrapes_give_the_delta_and_a_restart_is_caught(tmp_path):
 def test_missing_file_and_closed_port_are_one_line_errors(tmp_path):
     with pytest.raises(InputError, match="no metrics file"):
         read_text(str(tmp_path / "nope.prom"))
-    with socket.socket() as s:  # a port nobody listens on: bind, note it, close
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = closed_port()
     result = runner.invoke(app, ["acceptance", "from-metrics", f"http://127.0.0.1:{port}"])
     assert result.exit_code != 0 and isinstance(result.exception, InputError)
     assert f"cannot reach http://127.0.0.1:{port}/metrics" in str(result.exception)
 
 
-class _Metrics(BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = NGRAM_TEXT.encode() if self.path == "/metrics" else b"not here"
-        self.send_response(200 if self.path == "/metrics" else 404)
-        self.send_header("Content-Type", "text/plain; version=0.0.4")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def server():
-    with serving(_Metrics) as url:
+    with serving_page(NGRAM_TEXT.encode(), at="/metrics") as url:
         yield url
 
 

@@ -2,11 +2,10 @@
 and saving it for replay."""
 
 import json
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-from loopback import serving
+from loopback import serving_page
 
 from advisor.errors import InputError
 from advisor.observe import scrape
@@ -14,19 +13,9 @@ from advisor.observe import scrape
 SCRAPE = json.loads((Path(__file__).resolve().parents[1] / "data" / "observe_base.json").read_text())["end"].encode()
 
 
-class _Scrape(BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802 (http.server's name)
-        self.send_response(200)
-        self.end_headers()
-        self.wfile.write(SCRAPE)
-
-    def log_message(self, *args):
-        pass
-
-
 def test_a_window_is_two_scrapes_with_the_gauge_sampled_between_and_replays_as_saved(tmp_path):
     now = [0.0]
-    with serving(_Scrape) as url:
+    with serving_page(SCRAPE) as url:
         window = scrape.record(url, 1.0, 0.25, clock=lambda: now[0],
                                sleep=lambda s: now.__setitem__(0, now[0] + s))
     assert window.seconds == pytest.approx(1.0) and len(window.samples) == 3
