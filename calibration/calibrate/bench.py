@@ -59,6 +59,12 @@ class Point:
         """Timed as the first step of freshly added requests (prefill, verify), not of running ones (decode)."""
         return self.kind != "decode"
 
+    @property
+    def steps(self) -> int:
+        """Engine steps one sample runs: a decode sample generates DECODE_STEPS + 1 tokens (a first step, then the
+        timed ones whose mean period is the sample; vllm_engine.Engine.decode), every other kind one step."""
+        return DECODE_STEPS + 1 if self.kind == "decode" else 1
+
     def model_context(self) -> float:
         """The context `step_time` is evaluated at: decode averages over its timed steps."""
         return self.context + 1 + (DECODE_STEPS - 1) / 2 if self.kind == "decode" else float(self.context)
@@ -120,14 +126,21 @@ def held_out(points: list[Point], every: int = 4) -> list[bool]:
     return flags
 
 
+def sample_seconds(model: ModelSpec, cost: EngineCost, points: list[Point], chunk_tokens: int,
+                   tp: int = 1) -> np.ndarray:
+    """Planned engine seconds of one sample of each point by the given cost model: its step's predicted time
+    times the steps it runs (`Point.steps`). The one plan of a grid's time: its estimate, the progress bar's
+    weights and the measured/planned ratio that re-sizes it (calibration/calibrate/budget.py) all use it."""
+    return predict(model, cost, points, chunk_tokens, tp) * np.array([p.steps for p in points])
+
+
 def estimate_seconds(model: ModelSpec, cost: EngineCost, points: list[Point], repeats: int,
                      chunk_tokens: int, tp: int = 1) -> float:
     """Engine time the grid should take (start-up excluded): every repeat of every point, plus priming the
     prefixes (one prefill of B_max × L_max tokens), by the given cost model."""
     if not points:
         return 0.0
-    times = predict(model, cost, points, chunk_tokens, tp)
-    per_point = np.array([DECODE_STEPS + 1 if p.kind == "decode" else 1 for p in points]) * times * repeats
+    per_point = sample_seconds(model, cost, points, chunk_tokens, tp) * repeats
     cached = [p for p in points if p.kind != "prefill" and p.context > 0]
     prime = 0.0
     if cached:
