@@ -18,15 +18,10 @@ from importlib import metadata
 
 import numpy as np
 
-try:
-    import pynvml  # the `nvml` extra: names the GPU a calibration was measured on
-except ImportError:
-    pynvml = None
-
 from advisor.model.costmodel import prefill_time, step_time
-from advisor.profiles.localgpu import visible_handle
 from advisor.model.enginecost import EngineCost
 from advisor.model.modelspec import ModelSpec
+from advisor.profiles import visible_gpu
 
 KINDS = ("prefill", "decode", "verify")
 PLAN_BLOCK = 128  # contexts are multiples of this: whole KV blocks for vLLM's GPU (16) and CPU (128) defaults
@@ -186,17 +181,9 @@ def system_info() -> dict:
     info = {"platform": platform.platform(), "python": platform.python_version(), "cpu": _cpu_model(),
             "cpu_count": os.cpu_count(), "load_average_1m": os.getloadavg()[0],  # others' load skews timings
             "gpu": None, "driver": None}  # a CPU run, unless NVML names a GPU
-    if pynvml is not None:
-        try:
-            pynvml.nvmlInit()
-            handle = visible_handle(pynvml)  # the GPU CUDA_VISIBLE_DEVICES gives vLLM
-            name = pynvml.nvmlDeviceGetName(handle)
-            driver = pynvml.nvmlSystemGetDriverVersion()
-            info.update(gpu=name.decode() if isinstance(name, bytes) else name,
-                        driver=driver.decode() if isinstance(driver, bytes) else driver,
-                        gpu_memory_bytes=int(pynvml.nvmlDeviceGetMemoryInfo(handle).total))
-        except Exception:  # no driver or no GPU
-            pass
+    gpu = visible_gpu.read_or_none()
+    if gpu is not None:
+        info.update(gpu=gpu.name, driver=gpu.driver, gpu_memory_bytes=gpu.memory_bytes, gpu_mig=gpu.mig)
     try:
         info["torch"] = metadata.version("torch")  # torch.__version__, without the seconds its import takes
     except metadata.PackageNotFoundError:
