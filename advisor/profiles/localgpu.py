@@ -1,27 +1,19 @@
-"""`--gpu auto`: which GPU is this? Asked of NVML (the `nvml` extra), matched to a datasheet profile by name and
-checked against its memory.
+"""`--gpu auto`: which GPU is this? Asked of NVML (advisor/profiles/visible_gpu.py: the GPU vLLM will use), matched
+to a datasheet profile by name and checked against its memory.
 
-The GPU asked about is the one vLLM will use: the first of CUDA_VISIBLE_DEVICES (an index, a GPU-… UUID or a
-MIG-… UUID, as CUDA reads it), else NVML's device 0. A match is either exact (the driver's name, less vendor words,
-is a profile name or alias) or exact after dropping only words that never tell two profiles apart (memory size
-and type, "Generation"); and the profile's memory must agree with what NVML reports. Anything else (a form factor
-dropped, H200 NVL read as H200 SXM; a 40 GB card read as the 80 GB one; a MIG slice) is refused in one line naming
-the nearest profile, never picked silently.
+A match is either exact (the driver's name, less vendor words, is a profile name or alias) or exact after dropping
+only words that never tell two profiles apart (memory size and type, "Generation"); and the profile's memory must
+agree with what NVML reports. Anything else (a form factor dropped, H200 NVL read as H200 SXM; a 40 GB card read as
+the 80 GB one; a MIG slice) is refused in one line naming the nearest profile, never picked silently.
 """
 
 from __future__ import annotations
 
 import difflib
-import os
 import re
-from dataclasses import dataclass
 
 from advisor.errors import InputError
-
-try:
-    import pynvml  # the `nvml` extra: only `--gpu auto` needs it
-except ImportError:
-    pynvml = None
+from advisor.profiles import visible_gpu
 from advisor.profiles.catalog import load_hardware, names
 
 VENDOR_WORDS = ("nvidia", "geforce", "amd", "instinct")
@@ -30,45 +22,15 @@ NEUTRAL_WORD = re.compile(r"^(\d+(\.\d+)?g(b)?|hbm\d?e?|gddr\d+x?|generation)$")
 MEMORY_TOLERANCE = 0.08  # NVML's total (less the driver's reserve) vs the datasheet's GiB: 80 GB H100 = 79.6 GiB
 
 
-@dataclass(frozen=True, slots=True)
-class LocalGpu:
-    """The GPU vLLM will run on, as NVML describes it."""
-
-    name: str  # the driver's name, e.g. 'NVIDIA H100 80GB HBM3'
-    memory_bytes: int  # total device memory NVML reports
-    mig: bool = False  # a MIG slice (a fraction of the GPU's memory, bandwidth and compute)
-
-
-def visible_handle(nvml=None):
-    """NVML's handle of the first GPU CUDA_VISIBLE_DEVICES names (index or UUID), else device 0."""
-    nvml = nvml or pynvml
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        first = visible.split(",")[0].strip()
-        if not first or first.startswith("-"):
-            raise InputError(f"CUDA_VISIBLE_DEVICES={visible!r} hides every GPU; name one with --gpu")
-        if first.isdigit():
-            return nvml.nvmlDeviceGetHandleByIndex(int(first))
-        return nvml.nvmlDeviceGetHandleByUUID(first)  # GPU-… or MIG-…
-    return nvml.nvmlDeviceGetHandleByIndex(0)
-
-
-def local_gpu() -> LocalGpu:
+def local_gpu() -> visible_gpu.VisibleGpu:
     """The visible GPU's name and memory, from NVML."""
-    if pynvml is None:
-        raise InputError("--gpu auto needs pynvml: pip install 'specadvisor[nvml]'")
     try:
-        pynvml.nvmlInit()
-        handle = visible_handle()
-        name = pynvml.nvmlDeviceGetName(handle)
-        memory = int(pynvml.nvmlDeviceGetMemoryInfo(handle).total)
-        try:
-            mig = bool(pynvml.nvmlDeviceIsMigDeviceHandle(handle))
-        except (pynvml.NVMLError, AttributeError):
-            mig = False
-    except pynvml.NVMLError as exc:
+        gpu = visible_gpu.read()
+    except visible_gpu.NvmlError as exc:
         raise InputError(f"--gpu auto: NVML sees no GPU ({exc}); name one with --gpu") from None
-    return LocalGpu(name.decode() if isinstance(name, bytes) else name, memory, mig)
+    if gpu is None:
+        raise InputError("--gpu auto needs pynvml: pip install 'specadvisor[nvml]'")
+    return gpu
 
 
 def _words(driver_name: str) -> list[str]:

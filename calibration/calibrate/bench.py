@@ -18,15 +18,10 @@ from importlib import metadata
 
 import numpy as np
 
-try:
-    import pynvml  # the `nvml` extra: names the GPU a calibration was measured on
-except ImportError:
-    pynvml = None
-
 from advisor.model.costmodel import prefill_time, step_time
-from advisor.profiles.localgpu import visible_handle
 from advisor.model.enginecost import EngineCost
 from advisor.model.modelspec import ModelSpec
+from advisor.profiles import visible_gpu
 
 KINDS = ("prefill", "decode", "verify")
 PLAN_BLOCK = 128  # contexts are multiples of this: whole KV blocks for vLLM's GPU (16) and CPU (128) defaults
@@ -58,6 +53,12 @@ class Point:
     def admitted(self) -> bool:
         """Timed as the first step of freshly added requests (prefill, verify), not of running ones (decode)."""
         return self.kind != "decode"
+
+    @property
+    def steps(self) -> int:
+        """Engine steps one sample runs: a decode sample generates DECODE_STEPS + 1 tokens (a first step, then the
+        timed ones whose mean period is the sample; vllm_engine.Engine.decode), every other kind one step."""
+        return DECODE_STEPS + 1 if self.kind == "decode" else 1
 
     def model_context(self) -> float:
         """The context `step_time` is evaluated at: decode averages over its timed steps."""
@@ -120,14 +121,21 @@ def held_out(points: list[Point], every: int = 4) -> list[bool]:
     return flags
 
 
+def sample_seconds(model: ModelSpec, cost: EngineCost, points: list[Point], chunk_tokens: int,
+                   tp: int = 1) -> np.ndarray:
+    """Planned engine seconds of one sample of each point by the given cost model: its step's predicted time
+    times the steps it runs (`Point.steps`). The one plan of a grid's time: its estimate, the progress bar's
+    weights and the measured/planned ratio that re-sizes it (calibration/calibrate/budget.py) all use it."""
+    return predict(model, cost, points, chunk_tokens, tp) * np.array([p.steps for p in points])
+
+
 def estimate_seconds(model: ModelSpec, cost: EngineCost, points: list[Point], repeats: int,
                      chunk_tokens: int, tp: int = 1) -> float:
     """Engine time the grid should take (start-up excluded): every repeat of every point, plus priming the
     prefixes (one prefill of B_max × L_max tokens), by the given cost model."""
     if not points:
         return 0.0
-    times = predict(model, cost, points, chunk_tokens, tp)
-    per_point = np.array([DECODE_STEPS + 1 if p.kind == "decode" else 1 for p in points]) * times * repeats
+    per_point = sample_seconds(model, cost, points, chunk_tokens, tp) * repeats
     cached = [p for p in points if p.kind != "prefill" and p.context > 0]
     prime = 0.0
     if cached:
@@ -173,17 +181,9 @@ def system_info() -> dict:
     info = {"platform": platform.platform(), "python": platform.python_version(), "cpu": _cpu_model(),
             "cpu_count": os.cpu_count(), "load_average_1m": os.getloadavg()[0],  # others' load skews timings
             "gpu": None, "driver": None}  # a CPU run, unless NVML names a GPU
-    if pynvml is not None:
-        try:
-            pynvml.nvmlInit()
-            handle = visible_handle(pynvml)  # the GPU CUDA_VISIBLE_DEVICES gives vLLM
-            name = pynvml.nvmlDeviceGetName(handle)
-            driver = pynvml.nvmlSystemGetDriverVersion()
-            info.update(gpu=name.decode() if isinstance(name, bytes) else name,
-                        driver=driver.decode() if isinstance(driver, bytes) else driver,
-                        gpu_memory_bytes=int(pynvml.nvmlDeviceGetMemoryInfo(handle).total))
-        except Exception:  # no driver or no GPU
-            pass
+    gpu = visible_gpu.read_or_none()
+    if gpu is not None:
+        info.update(gpu=gpu.name, driver=gpu.driver, gpu_memory_bytes=gpu.memory_bytes, gpu_mig=gpu.mig)
     try:
         info["torch"] = metadata.version("torch")  # torch.__version__, without the seconds its import takes
     except metadata.PackageNotFoundError:

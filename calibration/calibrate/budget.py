@@ -23,10 +23,9 @@ def time_ratio(run, spec, cost, tp: int = 1) -> float | None:
     if len(measured) < PROBE_SAMPLES:
         return None
     points = [bench.Point(m.kind, m.batch, m.new_tokens, m.context) for m in measured]
-    weights = [bench.DECODE_STEPS + 1 if p.kind == "decode" else 1 for p in points]
-    planned = bench.predict(spec, cost, points, run.chunk_tokens, tp)
-    spent = sum(w * m.samples[0] for w, m in zip(weights, measured))
-    return max(spent / max(float(sum(w * t for w, t in zip(weights, planned))), 1e-12), 1e-6)
+    planned = bench.sample_seconds(spec, cost, points, run.chunk_tokens, tp)
+    spent = sum(p.steps * m.samples[0] for p, m in zip(points, measured))
+    return max(spent / max(float(sum(planned)), 1e-12), 1e-6)
 
 
 def another_round_fits(seconds: float, rounds: int, budget: float) -> bool:

@@ -36,7 +36,7 @@ def detect_hardware(gpu: str, cpu: bool | None = None) -> tuple[str, dict]:
     if gpu != "auto":
         return load_hardware(gpu).slug, device
     if device.get("gpu"):
-        return match_profile(device["gpu"], device.get("gpu_memory_bytes")), device
+        return match_profile(device["gpu"], device.get("gpu_memory_bytes"), mig=bool(device.get("gpu_mig"))), device
     try:
         return load_hardware(f"{device['cpu']} x{os.cpu_count()}").slug, device
     except InputError:

@@ -151,8 +151,7 @@ def _measure(progress, engine, profile, role: str, spec, cost, *, repeats: int, 
     """Measure `role`'s grid under its bars; True when `replan` re-sized the grid and measuring must start over."""
     run, tp = getattr(profile, role), profile.settings.get("tensor_parallel_size", 1)
     points = [point_of(m) for m in run.points]
-    weights = list(bench.predict(spec, cost, points, run.chunk_tokens, tp)
-                   * [bench.DECODE_STEPS + 1 if p.kind == "decode" else 1 for p in points])
+    weights = list(bench.sample_seconds(spec, cost, points, run.chunk_tokens, tp))
     total = sum(w * max(0, repeats - len(m.samples)) for w, m in zip(weights, run.points))
     task = progress.add_task(f"{role}: measuring {len(points)} points × {repeats}", total=total)
     more = None  # the bar for rounds past `repeats`, in measured seconds, made when one starts

@@ -3,8 +3,8 @@
 `Engine.close()` stops vLLM's engine core, but the killed process's CUDA context is released by the driver a moment
 later; the next engine's start-up check (free ≥ gpu_memory_utilization × total, vllm/v1/worker/utils.py
 `request_memory`) can then fail, and its error reads like a model too large. So close() waits, polling NVML on
-the GPU CUDA sees (advisor/profiles/localgpu.py `visible_handle`), until the free memory is within a margin of
-what it was before the engine started. NVML, not torch: torch would open a CUDA context in this process.
+the GPU CUDA sees (advisor/profiles/visible_gpu.py), until the free memory is within a margin of what it was
+before the engine started.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from advisor.profiles import localgpu
+from advisor.profiles import visible_gpu
 
 WAIT_S = 60.0  # the longest a close waits for its memory
 POLL_S = 0.25
@@ -22,15 +22,8 @@ SLACK_BYTES = 512 * 1024**2  # other processes come and go: back within 512 MiB 
 
 def device_memory() -> tuple[int, int] | None:
     """(free, total) bytes of the visible GPU from NVML, or None when NVML cannot say (no pynvml, no driver)."""
-    nvml = localgpu.pynvml
-    if nvml is None:
-        return None
-    try:
-        nvml.nvmlInit()
-        info = nvml.nvmlDeviceGetMemoryInfo(localgpu.visible_handle())
-    except Exception:  # NVMLError, or CUDA_VISIBLE_DEVICES naming nothing NVML knows: nothing to wait for
-        return None
-    return int(info.free), int(info.total)
+    gpu = visible_gpu.read_or_none()
+    return None if gpu is None else (gpu.free_bytes, gpu.memory_bytes)
 
 
 def free_bytes() -> int | None:

@@ -13,34 +13,10 @@ def test_driver_names_map_to_profiles(driver, profile):
 
 
 # --- `--gpu auto` through a simulated NVML: the device CUDA sees, its memory, loud refusals --------------------------
-import types  # noqa: E402
+from simulated_nvml import GIB, fake_nvml  # noqa: E402
 
 from advisor.errors import InputError  # noqa: E402
-from advisor.profiles import localgpu  # noqa: E402
-
-GIB = 1024**3
-
-
-def fake_nvml(devices: dict, uuids: dict | None = None, mig: tuple = ()):
-    """A pynvml module whose GPUs are `devices` {index: (name, total bytes)}; `uuids` {uuid: index}."""
-    class NVMLError(Exception):
-        pass
-
-    def by_index(i):
-        if i not in devices:
-            raise NVMLError(f"no device {i}")
-        return i
-
-    def by_uuid(uuid):
-        if uuid not in (uuids or {}):
-            raise NVMLError(f"no device {uuid}")
-        return uuids[uuid]
-
-    return types.SimpleNamespace(
-        NVMLError=NVMLError, nvmlInit=lambda: None, nvmlDeviceGetHandleByIndex=by_index,
-        nvmlDeviceGetHandleByUUID=by_uuid, nvmlDeviceGetName=lambda h: devices[h][0].encode(),
-        nvmlDeviceGetMemoryInfo=lambda h: types.SimpleNamespace(total=devices[h][1]),
-        nvmlDeviceIsMigDeviceHandle=lambda h: h in mig)
+from advisor.profiles import localgpu, visible_gpu  # noqa: E402
 
 
 # NVML's names and totals (MiB as nvidia-smi prints them) for the parts item 6 of issue #26 lists
@@ -54,7 +30,7 @@ NAMED = [("NVIDIA H20", 97871, None, "h200"), ("NVIDIA GH200 480GB", 97871, "gh2
 
 @pytest.mark.parametrize("name, mib, profile, nearest", NAMED)
 def test_gpu_auto_picks_the_right_profile_or_refuses_naming_the_nearest(monkeypatch, name, mib, profile, nearest):
-    monkeypatch.setattr(localgpu, "pynvml", fake_nvml({0: (name, mib * 1024**2)}))
+    monkeypatch.setattr(visible_gpu, "pynvml", fake_nvml({0: (name, mib * 1024**2)}))
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     if profile is not None:
         assert localgpu.resolve_gpu("auto") == profile
@@ -73,13 +49,10 @@ def test_memory_disagreeing_with_the_named_profile_is_refused():
 
 
 def test_gpu_auto_reads_the_device_cuda_sees(monkeypatch):
-    nvml = fake_nvml({0: ("NVIDIA A10G", 23 * GIB), 1: ("NVIDIA H100 80GB HBM3", int(79.6 * GIB))},
-                     uuids={"GPU-abc": 1, "MIG-def": 2}, mig=(2,))
-    nvml_devices = {0: ("NVIDIA A10G", 23 * GIB), 1: ("NVIDIA H100 80GB HBM3", int(79.6 * GIB)),
-                    2: ("NVIDIA H100 80GB HBM3 MIG 1g.10gb", 10 * GIB)}
-    nvml.nvmlDeviceGetName = lambda h: nvml_devices[h][0]
-    nvml.nvmlDeviceGetMemoryInfo = lambda h: types.SimpleNamespace(total=nvml_devices[h][1])
-    monkeypatch.setattr(localgpu, "pynvml", nvml)
+    nvml = fake_nvml({0: ("NVIDIA A10G", 23 * GIB), 1: ("NVIDIA H100 80GB HBM3", int(79.6 * GIB)),
+                      2: ("NVIDIA H100 80GB HBM3 MIG 1g.10gb", 10 * GIB)},
+                     uuids={"GPU-abc": 1, "MIG-def": 2}, mig=(2,), text=True)
+    monkeypatch.setattr(visible_gpu, "pynvml", nvml)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     assert localgpu.resolve_gpu("auto") == "a10g"
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,0")
@@ -100,7 +73,7 @@ def test_recommend_gpu_auto_on_a_simulated_nvml(monkeypatch, capsys, name, mib, 
     from advisor.cli.app import main
     from advisor.profiles.catalog import load_hardware
 
-    monkeypatch.setattr(localgpu, "pynvml", fake_nvml({0: (name, mib * 1024**2)}))
+    monkeypatch.setattr(visible_gpu, "pynvml", fake_nvml({0: (name, mib * 1024**2)}))
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     code = main(["recommend", "--gpu", "auto", "--prompt-len", "2000", "--out-len", "200", "--format", "json"])
     out, err = capsys.readouterr()

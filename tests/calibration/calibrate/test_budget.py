@@ -3,6 +3,8 @@ grid after its first points, said on stderr with the time it will take. Driven b
 step takes 20x the planned time (the samples are what it returns: no engine, no waiting)."""
 
 
+import pytest
+
 from calibration.calibrate import bench, budget, measure
 from calibration.calibrate import profile_file as prof
 from calibration.calibrate.grid import Grid
@@ -85,3 +87,16 @@ def test_the_ratio_waits_for_enough_points():
     run = prof.ModelRun(name="t", source="t", arch={}, config={}, points=[
         {"kind": "decode", "batch": 1, "new_tokens": 1, "context": 128, "heldout": False, "samples": [1.0]}])
     assert budget.time_ratio(run, None, None) is None
+
+
+def test_the_ratio_of_a_run_at_a_fixed_slowdown_is_that_slowdown(llama8b):
+    """Samples are per step (a decode sample is its steps' mean period); the plan is per sample (`sample_seconds`):
+    a run measured at exactly 3x every step's prediction reads 3x, decode points included."""
+    from calibration.calibrate.machine import CPU_PLANNING_COST as cost
+
+    points = Grid(max_batch=4, max_context=256, max_k=3, dummy_weights=True, seed=0).points("target")
+    steps = bench.predict(llama8b, cost, points, bench.PLAN_CHUNK)
+    run = prof.ModelRun(name="t", source="t", arch={}, config={}, chunk_tokens=bench.PLAN_CHUNK, points=[
+        {"kind": p.kind, "batch": p.batch, "new_tokens": p.new_tokens, "context": p.context, "heldout": False,
+         "samples": [3.0 * float(t)]} for p, t in zip(points, steps)])
+    assert any(p.kind == "decode" for p in points) and budget.time_ratio(run, llama8b, cost) == pytest.approx(3.0)

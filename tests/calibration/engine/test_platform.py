@@ -33,9 +33,9 @@ def cuda(monkeypatch):
 
 
 def test_gpu_or_cpu_is_vllms_platform_not_pynvml(cuda, monkeypatch):
-    from advisor.profiles import localgpu
+    from advisor.profiles import visible_gpu
 
-    monkeypatch.setattr(localgpu, "pynvml", None)
+    monkeypatch.setattr(visible_gpu, "pynvml", None)
     assert not platform.on_cpu()
     assert platform.device_name() == "NVIDIA H100 80GB HBM3"
 
@@ -148,3 +148,19 @@ def test_test_servers_share_a_gpu(cuda):
 
         vllm.platforms._current_platform = None
         importlib.reload(vllm_server)
+
+
+def test_close_reads_the_memory_of_the_gpu_cuda_sees(monkeypatch):
+    from simulated_nvml import GIB, fake_nvml
+
+    from advisor.profiles import visible_gpu
+
+    monkeypatch.setattr(visible_gpu, "pynvml", fake_nvml({0: ("NVIDIA A10G", 23 * GIB, 20 * GIB),
+                                                           1: ("NVIDIA H100 80GB HBM3", 80 * GIB, 70 * GIB)}))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    assert memory.device_memory() == (70 * GIB, 80 * GIB) and memory.free_bytes() == 70 * GIB
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # no GPU to wait for
+    assert memory.device_memory() is None and memory.free_bytes() is None
+    monkeypatch.setattr(visible_gpu, "pynvml", None)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    assert memory.device_memory() is None
