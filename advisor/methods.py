@@ -11,13 +11,15 @@ from advisor.errors import InputError
 # Modelled methods -> (what drafts, how its iteration is timed; the proposer in vLLM 0.32 that runs it).
 MODELLED: dict[str, tuple[str, str]] = {
     "draft_model": ("a separate small model of the same vocabulary",
-                    "k chained passes of the draft model (vllm/v1/spec_decode/draft_model.py, `DraftModelProposer`)"),
+                    "k chained passes of the draft model, eager on a GPU (v1/worker/gpu/spec_decode/standalone_ar, "
+                    "`StandaloneARSpeculator`)"),
     "eagle": ("an EAGLE head on the target's hidden states (an EAGLE-3 head is pasted as eagle3)",
-              "k chained passes of the head (vllm/v1/spec_decode/eagle.py, `EagleProposer`)"),
+              "k chained passes of the head, two CUDA graphs a step on a GPU (v1/worker/gpu/spec_decode/eagle, "
+              "`EagleSpeculator`)"),
     "eagle3": ("an EAGLE-3 head: three fused target layers, reduced draft vocabulary",
-               "k chained passes, the 3h x h fusion once per proposal (`EagleProposer`, `combine_hidden_states`)"),
+               "k chained passes, the 3h x h fusion once per proposal (`EagleSpeculator`, `combine_hidden_states`)"),
     "mtp": ("the target's own MTP layer (num_nextn_predict_layers), sharing its embedding and lm_head",
-            "k chained passes of the one MTP layer, reused past the first (`EagleProposer` with method mtp)"),
+            "k chained passes of the one MTP layer, reused past the first (`MTPSpeculator`)"),
     "ngram": ("prompt lookup on the CPU: the last n tokens matched earlier in the prompt or output",
               "a CPU lookup per step (vllm/v1/spec_decode/ngram_proposer.py, `NgramProposer`); n-gram priors"),
     "ngram_gpu": ("the same prompt lookup, run as a GPU kernel",

@@ -579,7 +579,8 @@ def islands() -> tuple[list[tuple], tuple[float, float], tuple[float, float, flo
             ("S8", "DeepSeek-V3, 8×MI300X, SGLang 0.4.10", DSV3, MI300X, MI300X_MTP[0][1] / 1024),
             ("S9", "DeepSeek-V3.2, 8×B300, vLLM", DSV32, B300, 1e3 / 125)]:
         layer = per_token / model.num_layers * 1e3
-        weights = float(model.layer_weight_bytes_read(1, "fp8")) / model.num_layers / (8 * hw.bandwidth_bytes_per_s) * 1e6
+        weights = float(model.layer_weight_bytes_read(1, "fp8")) / model.num_layers / (8 * hw.bandwidth_bytes_per_s)
+        weights *= 1e6
         kernels = sum(kernels_per_pass(model)) / model.layers_per_pass
         out.append((source, what, per_token, layer, weights, kernels, (layer - weights) / kernels))
     (_, _, _, l8, w8, k8, r8), (_, _, _, l9, w9, k9, r9) = out
