@@ -54,6 +54,10 @@ class Advice:
     def at_best(self, values: np.ndarray) -> float:
         return float(values[self.best_k])
 
+    def runs(self, k: int) -> bool:
+        """Whether a request runs at k (k = 0: the target alone): where none does, k's speedups and bands are null."""
+        return bool(self.concurrency[k] >= 1)
+
     @property
     def speculating(self) -> bool:
         """Whether the pasted command turns speculation on: the target fits and the verdict is not `disable`."""

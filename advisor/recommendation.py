@@ -49,7 +49,7 @@ class PerK(_Closed):
 
 @dataclass(frozen=True, slots=True)
 class Memory(_Closed):
-    """The VRAM budget per GPU at best_k (k = 1 when speculation is off, to show its cost)."""
+    """The VRAM budget per GPU at shown_k (best_k or --k; k = 1 when speculation is off, to show its cost)."""
 
     gpu_memory_utilization: float  # vLLM's --gpu-memory-utilization
     usable_gb: float  # per GPU: its memory × gpu_memory_utilization
@@ -127,7 +127,7 @@ class Concurrency(_Closed):
 
     batch: int  # the requests asked for
     baseline: int  # running at once without speculation: min(batch, what the KV cache holds)
-    speculative: int  # ... with speculation at the evaluated k (k = 1 when off)
+    speculative: int  # ... with speculation at shown_k
     binds: str  # what memory does to the batch, in words; empty when both sides hold it
 
 
@@ -139,12 +139,13 @@ class Recommendation(_Closed):
     verdict: str  # enable | marginal | disable
     reasons: tuple[str, ...]  # why, in words
     best_k: int  # 0 = leave speculation off
+    shown_k: int  # the row the report shows (--k, else best_k; 1 when 0): interval, memory, concurrency are at it
     speedup: Speedup  # at best_k
-    interval: Interval  # end-to-end speedup over the acceptance range
+    interval: Interval  # how sure, at shown_k: the speedups over the acceptance range and their 80% intervals
     per_k: tuple[PerK, ...]  # k = 0..MAX_K (advisor.vllm: also the largest --k)
     break_even_alpha: float | None  # below it no k pays; None: no α pays, or speculation does not fit
     critical_batch: int | None  # end of the paying range from batch 1 (0: batch 1 loses; None: gains up to the limit)
-    memory: Memory  # the VRAM budget at best_k (k = 1 when off, to show the cost)
+    memory: Memory  # the VRAM budget at shown_k
     time_split: TimeSplit  # where one request's time goes
     checks: tuple[CheckOut, ...]  # predictability, vram, concurrency, decode_share
     vllm: Vllm  # what to paste into vLLM
@@ -162,13 +163,13 @@ def from_advice(a: Advice) -> Recommendation:
     """The recommendation for an Advice: its numbers as plain Python values, and the vLLM flags at its best k."""
     acc, k = a.scenario.acceptance, int(a.best_k)
     return Recommendation(
-        schema_version=SCHEMA_VERSION, verdict=a.verdict, reasons=tuple(a.reasons), best_k=k,
+        schema_version=SCHEMA_VERSION, verdict=a.verdict, reasons=tuple(a.reasons), best_k=k, shown_k=int(a.shown_k),
         speedup=Speedup(tpot=_ran(a, a.tpot_speedup, k), e2e_latency=_ran(a, a.e2e_speedup, k),
                         throughput=_ran(a, a.throughput_speedup, k)),
         interval=interval_of(a),
         per_k=tuple(PerK(k=int(kk), expected_tokens_per_step=float(a.tokens_per_step[i]),
                          tpot_speedup=_ran(a, a.tpot_speedup, i), e2e_speedup=_ran(a, a.e2e_speedup, i),
-                         throughput_speedup=_ran(a, a.throughput_speedup, i), fits=bool(a.concurrency[i] >= 1),
+                         throughput_speedup=_ran(a, a.throughput_speedup, i), fits=a.runs(i),
                          concurrency=int(a.concurrency[i]),
                          **{f"{name}_{end}": _ran(a, getattr(getattr(a.bands, name), end), i)
                             for name in ("tpot", "e2e", "throughput") for end in ("low", "high")})
@@ -185,7 +186,7 @@ def from_advice(a: Advice) -> Recommendation:
 
 def _ran(a: Advice, values, k: int) -> float | None:
     """The speedup at k, or None where k does not fit (at k = 0: where the target alone does not)."""
-    return float(values[k]) if a.concurrency[k] >= 1 else None
+    return float(values[k]) if a.runs(k) else None
 
 
 def _memory(a: Advice) -> Memory:

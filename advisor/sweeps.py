@@ -32,10 +32,11 @@ class AlphaSweep:
     alphas: np.ndarray  # (A,) per-token acceptance probability
     ks: np.ndarray  # (K,) draft lengths
     tpot: np.ndarray  # (K, A) decode speedup per k
-    e2e_best: np.ndarray  # (A,) end-to-end speedup at the advised k (prefill and draft prefill included)
-    best_k: int  # the advised k (0: off; the e2e curve then shows k = 1)
-    tpot_band: tuple[np.ndarray, np.ndarray]  # (A,) low and high of the shown k's TPOT curve: the cost model's 80%
-    e2e_band: tuple[np.ndarray, np.ndarray]  # (A,) ... of the end-to-end curve (α is the axis: the cost's alone)
+    e2e_best: np.ndarray  # (A,) end-to-end speedup at shown_k (prefill and draft prefill included)
+    shown_k: int  # the k of the report's row (`Advice.shown_k`: the asked or advised k; 1 when off)
+    tpot_band: tuple[np.ndarray, np.ndarray] | None  # (A,) low and high of shown_k's TPOT curve: the cost model's 80%
+    # interval; None where shown_k does not fit (as the report's interval)
+    e2e_band: tuple[np.ndarray, np.ndarray] | None  # (A,) ... of the end-to-end curve (α is the axis: the cost's alone)
 
 
 def alpha_sweep(a: Advice, alphas: np.ndarray | None = None, ks: np.ndarray = PLOT_KS) -> AlphaSweep:
@@ -47,9 +48,10 @@ def alpha_sweep(a: Advice, alphas: np.ndarray | None = None, ks: np.ndarray = PL
     t = request_times(s.setup, tokens_per_step(curve, s.decode_tokens), k, s.batch, s.prompt_len, s.out_len)
     e2e = t.e2e_baseline / t.e2e_spec
     tpot_k = tpot_speedup_alpha(s.setup, alphas, k, s.batch, s.context, s.decode_tokens)
-    bands = [band(curve, curve, curve, sigma[k]) for curve, sigma in
-             ((tpot_k, a.bands.sigma_cost), (e2e, a.bands.e2e.sigma_cost))]
-    return AlphaSweep(alphas, ks, tpot, e2e, a.best_k, *((b.low, b.high) for b in bands))
+    bands = [(b.low, b.high) if a.runs(k) else None for b in
+             (band(curve, curve, curve, sigma[k]) for curve, sigma in
+              ((tpot_k, a.bands.sigma_cost), (e2e, a.bands.e2e.sigma_cost)))]
+    return AlphaSweep(alphas, ks, tpot, e2e, k, *bands)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ def _widths() -> tuple[float, float]:
             continue
         for prompt, out in WIDTH_SHAPES:
             a = advise(build_scenario(gpu=gpu, prompt_len=prompt, out_len=out, calibration="datasheet"))
-            k, b = a.best_k or 1, a.bands.e2e
+            k, b = a.shown_k, a.bands.e2e
             if b.low[k] <= 0:  # nothing runs at this k (the pair does not fit): no interval to speak of
                 continue
             whole.append(float(np.sqrt(b.high[k] / b.low[k]) - 1))

@@ -41,3 +41,21 @@ def ngram_engine(tmp_path_factory):
 
     with open_ngram_engine(tmp_path_factory.mktemp("ngram-engine")) as engine:
         yield engine
+
+
+@pytest.fixture(scope="session")
+def squeezed():
+    """`build_scenario` arguments where one request of the default pair fits with k = 1 and with no larger k: the
+    longest prompt that fits on an RTX 4090 at k = 1 (each further draft token's lookahead slot pushes it out).
+    Found by bisection, so it follows the memory model wherever its edge moves."""
+    from advisor.advise import advise
+    from advisor.resolve import build_scenario
+
+    kw = dict(out_len=500, gpu="rtx-4090", batch=1)
+    fits = lambda p: advise(build_scenario(prompt_len=p, k=1, **kw)).concurrency[1] >= 1  # noqa: E731
+    lo, hi = 500, 100_000
+    assert fits(lo) and not fits(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return dict(prompt_len=lo, **kw)

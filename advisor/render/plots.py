@@ -43,12 +43,14 @@ def alpha_figure(a: Advice):
     ax = st.axes(fig)
     for k, colour, curve in zip(sw.ks, st.k_colours(len(sw.ks)), sw.tpot):
         ax.plot(sw.alphas, curve, color=colour, lw=1.4, label=f"k = {k}")
-    k_shown = sw.best_k or 1
-    ax.fill_between(sw.alphas, *sw.tpot_band, color=st.k_colours(len(sw.ks))[min(k_shown, len(sw.ks)) - 1],
-                    alpha=0.18, lw=0, label=f"the cost model's 80% interval,\nk = {k_shown} (grey: end to end)")
+    k_shown = sw.shown_k  # the report's row: its interval is the band drawn here
+    if sw.tpot_band is not None:  # none where that k does not fit, as in the report
+        ax.fill_between(sw.alphas, *sw.tpot_band, color=st.k_colours(len(sw.ks))[min(k_shown, len(sw.ks)) - 1],
+                        alpha=0.18, lw=0, label=f"the cost model's 80% interval,\nk = {k_shown} (grey: end to end)")
     ax.plot(sw.alphas, sw.e2e_best, color=st.MARK, lw=1.6, ls=(0, (4, 2)),
             label=f"end to end, k = {k_shown}\n(prefill included)")
-    ax.fill_between(sw.alphas, *sw.e2e_band, color=st.MARK, alpha=0.10, lw=0)
+    if sw.e2e_band is not None:
+        ax.fill_between(sw.alphas, *sw.e2e_band, color=st.MARK, alpha=0.10, lw=0)
     if acc.high > acc.low:
         ax.axvspan(acc.low, acc.high, color=st.RANGE, alpha=0.35, lw=0, label="your α range")
     if a.break_even_alpha is not None:
@@ -57,13 +59,17 @@ def alpha_figure(a: Advice):
                     textcoords="offset points", color=st.LOSS, fontsize=8.5, va="bottom")
     tpot_here = float(a.tpot_speedup[k_shown])
     e2e_here = float(a.e2e_speedup[k_shown])
-    ax.plot([acc.alpha], [tpot_here], marker="*", ms=15, color=st.MARK, mec="white", zorder=5, ls="none",
-            label="your operating point")
     verb = "advised" if a.best_k else "off; shown"
-    ax.annotate(f"you: k = {k_shown} ({verb})\n{tpot_here:.2f}x decode, {e2e_here:.2f}x end to end",
-                (acc.alpha, tpot_here), xytext=(-12, 14), textcoords="offset points", ha="right", fontsize=9,
+    if a.runs(k_shown):
+        ax.plot([acc.alpha], [tpot_here], marker="*", ms=15, color=st.MARK, mec="white", zorder=5, ls="none",
+                label="your operating point")
+        you = f"you: k = {k_shown} ({verb})\n{tpot_here:.2f}x decode, {e2e_here:.2f}x end to end"
+    else:  # nothing runs there: no operating point on the curves
+        you = f"you: k = {k_shown}\ndoes not fit in memory"
+    ax.annotate(you, (acc.alpha, tpot_here), xytext=(-12, 14), textcoords="offset points", ha="right", fontsize=9,
                 bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="#c9ced4"))
-    _speedup_axis(ax, float(max(sw.tpot.max(), sw.e2e_best.max(), sw.tpot_band[1].max())))
+    tops = [sw.tpot.max(), sw.e2e_best.max()] + ([sw.tpot_band[1].max()] if sw.tpot_band is not None else [])
+    _speedup_axis(ax, float(max(tops)))
     ax.set_xlim(0, 1)
     ax.set_xlabel("α: per-token acceptance probability (Leviathan et al. 2023)")
     ax.set_ylabel("decode speedup (time per output token, baseline / speculative)")

@@ -14,7 +14,7 @@ from advisor.model.uncertainty import Z80
 from advisor.recommendation import Recommendation
 from advisor.render.wrap import paragraph, shell_command, terminal_width
 
-TABLE_KS = 8  # the per-k table shows k = 0..8 plus the best k; JSON has all of them
+TABLE_KS = 8  # the per-k table shows k = 0..8 plus the best and the shown k; JSON has all of them
 ANSI = {"green": "32", "yellow": "33", "red": "31", "bold": "1"}
 VERDICT_COLOUR = {"enable": "green", "marginal": "yellow", "disable": "red"}
 COLUMNS = ("k", "tokens/step", "TPOT speedup", "e2e speedup", "e2e 80% range", "throughput")
@@ -29,8 +29,8 @@ def _headline(r: Recommendation) -> list[str]:
     what = f"{i.target} + {i.draft} ({i.method})" if i.draft else f"{i.target} ({i.method})"
     gpus = f"{i.num_gpus}x {i.gpu}" if i.num_gpus > 1 else i.gpu
     lines = [f"{what} on {gpus}, batch {i.batch}, {i.prompt_len} -> {i.out_len} tokens, T={i.temperature:g}"]
-    if r.best_k and r.concurrency.speculative >= 1:  # a k that does not fit has no speedup to show
-        lines.append(f"{'k' if i.k is not None else 'best k'} = {r.best_k}: TPOT {_in(band.tpot)}, end-to-end "
+    if r.best_k and band.e2e is not None:  # the interval is at shown_k; a k that does not fit has none to show
+        lines.append(f"{'k' if i.k is not None else 'best k'} = {r.shown_k}: TPOT {_in(band.tpot)}, end-to-end "
                      f"{_in(band.e2e)}, throughput {_in(band.throughput)} ({band.level:.0%} intervals)")
         lines.append(_how_sure(r))
     lines += r.reasons
@@ -88,7 +88,7 @@ def _table_rows(r: Recommendation) -> list[tuple[bool, list[str]]]:
     return [(p.k == r.best_k and p.fits,
              [str(p.k), f"{p.expected_tokens_per_step:.2f}", _x(p.tpot_speedup), _x(p.e2e_speedup), _range(p),
               _x(p.throughput_speedup)])
-            for p in r.per_k if p.k <= TABLE_KS or p.k == r.best_k]
+            for p in r.per_k if p.k <= TABLE_KS or p.k in (r.best_k, r.shown_k)]
 
 
 def _table_note(r: Recommendation) -> str:
@@ -97,7 +97,7 @@ def _table_note(r: Recommendation) -> str:
     if c.baseline < 1 or c.baseline == c.speculative == c.batch:  # nothing runs, or every column at the batch
         return ""
     return (f"TPOT: both sides at the requests speculation runs at that k; end to end and throughput: each side at "
-            f"what it holds ({c.baseline} without speculation, {c.speculative} at k={r.best_k or 1}; batch {c.batch})")
+            f"what it holds ({c.baseline} without speculation, {c.speculative} at k={r.shown_k}; batch {c.batch})")
 
 
 def _schedule(r: Recommendation) -> str:

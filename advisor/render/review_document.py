@@ -75,9 +75,10 @@ def _details(r: Review, c: Cell) -> list[tuple]:
         items += [f"note: {n}" for n in inp.acceptance_notes]
         items.append(f"at the planned load (mean concurrency {c.load_batch:.1f} per replica, advised at batch "
                      f"{inp.batch}): {a.verdict}, k={a.best_k}, "
+                     + (f"at k={a.shown_k} " if a.shown_k != a.best_k else "")  # the interval's k: off shows k = 1
                      + (f"end-to-end {_band(a.interval.e2e)}, TPOT {_band(a.interval.tpot)} ({a.interval.level:.0%} "
                         "intervals" + (f"; the {a.interval.dominant} dominates" if a.interval.dominant else "") + "); "
-                        if a.speedup.tpot is not None else "does not fit; ")
+                        if a.interval.e2e is not None else "does not fit; ")
                      + "; ".join(a.reasons))
         items += [f"check {ch.name}: {'pass' if ch.ok else 'FAIL'}: {ch.detail}" for ch in a.checks]
         items.append(f"step costs: {a.cost_source}")

@@ -202,3 +202,25 @@ def test_batch_figure_says_so_when_not_one_request_fits():
     ax = fig.axes[0]
     assert not [line for line in ax.lines if line.get_label().startswith("k = ")]
     assert _hatched_from(ax) == [0.85]  # all of it
+
+
+def test_alpha_figure_draws_the_shown_k_and_no_band_where_it_does_not_fit(squeezed):
+    # k = 12 asked where only k = 1 fits: the curve and the label are k = 12's, with no interval (as the report), not
+    # k = 1's band and operating point
+    a = advise(build_scenario(k=12, **squeezed))
+    assert a.concurrency[1] >= 1 > a.concurrency[12]
+    sw = sweeps.alpha_sweep(a)
+    assert sw.tpot_band is None and sw.e2e_band is None
+    ax = plots.alpha_figure(a).axes[0]
+    labels = [h.get_label() for h in ax.get_legend_handles_labels()[0]]
+    assert "end to end, k = 12\n(prefill included)" in labels
+    assert not [label for label in labels if "80% interval" in label or label == "your operating point"]
+    assert [t.get_text() for t in ax.texts if t.get_text().startswith("you:")] == ["you: k = 12\ndoes not fit in memory"]
+
+
+def test_alpha_figure_bands_the_asked_k_where_it_fits():
+    a = advise(build_scenario(prompt_len=8000, out_len=200, k=5))
+    sw = sweeps.alpha_sweep(a, alphas=np.array([a.scenario.acceptance.alpha]))
+    assert sw.shown_k == 5 and sw.tpot_band[0][0] < a.tpot_speedup[5] < sw.tpot_band[1][0]
+    labels = plots.alpha_figure(a).axes[0].get_legend_handles_labels()[1]
+    assert "the cost model's 80% interval,\nk = 5 (grey: end to end)" in labels and "your operating point" in labels

@@ -59,3 +59,15 @@ def test_text_defaults_to_the_terminal_width(monkeypatch):
     monkeypatch.setenv("COLUMNS", "100")
     wide = text(r, colour=False)
     assert max(map(len, wide.splitlines())) > 80 and wide == text(r, colour=False, width=100)
+
+
+def test_an_asked_k_that_does_not_fit_is_the_row_the_report_shows_and_names(squeezed):
+    # k = 12 does not fit where k = 1 does: its row says so, and the note gives the requests it runs (none) at k = 12,
+    # not at k = 1 (which runs one)
+    r = from_advice(advise(build_scenario(k=12, **squeezed)))
+    assert r.per_k[1].fits and not r.per_k[12].fits
+    for out in (text(r, colour=False, width=200), markdown(r)):
+        rows = [line.replace("|", " ").split() for line in out.splitlines()]
+        assert any(cells[:1] == ["12"] and "does not fit" in " ".join(cells) for cells in rows), out
+        assert "1 without speculation, 0 at k=12; batch 1" in out
+        assert "80% intervals" not in out  # no interval line for a k where nothing runs
