@@ -108,7 +108,7 @@ class MemoryBudget:
         if self.target_weights + self.reserve >= self.usable:
             return (f"the target's weights ({gb(self.target_weights)} per GPU) and runtime ({gb(self.reserve)}) exceed "
                     f"the usable {gb(self.usable)} by {gb(self.target_weights + self.reserve - self.usable)}: spread "
-                    "it over more GPUs (--num-gpus), or use smaller weights (fp8)")
+                    "it over more GPUs (--num-gpus), or serve a checkpoint with fewer bytes per weight")
         if not self.fits:
             return (f"target weights {gb(self.target_weights)} + runtime {gb(self.reserve)} leave "
                     f"{gb(self.kv_budget_baseline)} of the usable {gb(self.usable)} for KV, less than one "
