@@ -8,7 +8,7 @@ chosen k, the verdict and the pasted flags all come from these numbers, so they 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -226,7 +226,8 @@ def advise(s: Scenario) -> Advice:
     best_k = chosen if conc[chosen] >= 1 else 0  # a k that does not fit is never best: nothing runs there
     shown_k = chosen or 1
     low_high = (float(ends[0][1][shown_k]), float(ends[1][1][shown_k]))
-    at_estimate = replace(spec, tpot_spec=spec.tpot_spec[0], decode_spec=spec.decode_spec[0])  # the rest has no E
+    at_estimate = RequestTimes(*(np.broadcast_to(getattr(spec, f.name), spec.tpot_spec.shape)[0]
+                                 for f in fields(RequestTimes)))  # the speculative timings at the estimate
     b = confidence.bands(s, E, ks, conc, (tpot, e2e, throughput), *ends, spec=at_estimate)
     m = budgets[shown_k]
     # the most requests that can run at once: larger batches wait for a slot, so no batch beyond it runs
