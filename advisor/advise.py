@@ -8,13 +8,13 @@ chosen k, the verdict and the pasted flags all come from these numbers, so they 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
 from advisor import confidence
 from advisor.model import memory
-from advisor.model.speculative import Setup, request_times, tpot_speedup
+from advisor.model.speculative import RequestTimes, Setup, request_times, tpot_speedup
 from advisor.model.truncation import alpha_for_tokens_per_step
 from advisor.model.uncertainty import cost_factors
 from advisor.scenario import Scenario
@@ -96,6 +96,23 @@ def mean_waves(batch, conc) -> np.ndarray:
     return (conc * full * (full + 1) / 2 + rest * (full + 1)) / batch
 
 
+def times_at_concurrency(setup: Setup, E, ks, conc_base, conc_spec, prompt_len,
+                         out_len) -> tuple[RequestTimes, RequestTimes]:
+    """(baseline, speculative) request timings, the baseline running `conc_base` requests at once and speculation
+    `conc_spec` (per k), each at least one. E may stack several acceptances on leading axes (the estimate and its
+    range's ends): the step times do not depend on it, so they are computed once for all of them."""
+    return (request_times(setup, 1.0, 0, np.maximum(conc_base, 1), prompt_len, out_len),
+            request_times(setup, E, ks, np.maximum(conc_spec, 1), prompt_len, out_len))
+
+
+def speedups(base: RequestTimes, spec: RequestTimes, batch, conc_base, conc_spec):
+    """(TPOT, end-to-end, throughput) speedups of `times_at_concurrency`'s timings; see `at_concurrency`."""
+    e2e = base.e2e_baseline * mean_waves(batch, conc_base) / (spec.e2e_spec * mean_waves(batch, conc_spec))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        throughput = np.where(conc_base > 0, (conc_spec / spec.e2e_spec) / (conc_base / base.e2e_baseline), 0.0)
+    return spec.tpot_baseline / spec.tpot_spec, e2e, throughput  # spec.tpot_baseline: a plain step at conc_spec
+
+
 def at_concurrency(setup: Setup, E, ks, batch, conc_base, conc_spec, prompt_len, out_len):
     """(TPOT, end-to-end, throughput) speedups for a batch of `batch` requests, with the baseline running
     `conc_base` of them at once and speculation `conc_spec` (per k). TPOT compares equal concurrency: both sides
@@ -103,12 +120,8 @@ def at_concurrency(setup: Setup, E, ks, batch, conc_base, conc_spec, prompt_len,
     memory does to concurrency shows where it belongs: end to end is the batch's mean latency, the requests that
     wait for a slot included (`mean_waves`); throughput is each side serving at the concurrency it holds. A side
     that holds none runs nothing (throughput 0)."""
-    base = request_times(setup, 1.0, 0, np.maximum(conc_base, 1), prompt_len, out_len)
-    spec = request_times(setup, E, ks, np.maximum(conc_spec, 1), prompt_len, out_len)
-    e2e = base.e2e_baseline * mean_waves(batch, conc_base) / (spec.e2e_spec * mean_waves(batch, conc_spec))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        throughput = np.where(conc_base > 0, (conc_spec / spec.e2e_spec) / (conc_base / base.e2e_baseline), 0.0)
-    return spec.tpot_baseline / spec.tpot_spec, e2e, throughput  # spec.tpot_baseline: a plain step at conc_spec
+    return speedups(*times_at_concurrency(setup, E, ks, conc_base, conc_spec, prompt_len, out_len), batch,
+                    conc_base, conc_spec)
 
 
 def break_even_alpha(setup: Setup, batch: int, context: float, ks: np.ndarray, decode_tokens: int,
@@ -128,32 +141,39 @@ def break_even_alpha(setup: Setup, batch: int, context: float, ks: np.ndarray, d
     return [None if np.isnan(row).all() else float(np.nanmin(row)) for row in alphas]
 
 
-def _decode_gain(setup: Setup, E: np.ndarray, batches: np.ndarray, context: float, ks: np.ndarray,
-                 scale: float = 1.0) -> np.ndarray:
-    """Best decode speedup over `ks` at each batch (times `scale`), and the k that reaches it (0: none beats 1.0)."""
-    speed = scale * tpot_speedup(setup, E[ks][None, :], ks[None, :], batches[:, None], context)
-    return speed.max(axis=1), np.where(speed.max(axis=1) > 1.0, ks[speed.argmax(axis=1)], 0)
+def _decode_speedups(setup: Setup, E: np.ndarray, batches: np.ndarray, context: float,
+                     ks: np.ndarray) -> np.ndarray:
+    """Decode speedup of each of `ks` (columns) at each batch (rows)."""
+    return tpot_speedup(setup, E[ks][None, :], ks[None, :], batches[:, None], context)
 
 
 def paying_batches(setup: Setup, E: np.ndarray, context: float, ks: np.ndarray, limit: int,
-                   scale: float = 1.0) -> list[tuple[int, int]]:
-    """The batch ranges 1..limit where the best of `ks` decodes faster than no speculation. Usually one range from
+                   scales=(1.0,)) -> list[list[tuple[int, int]]]:
+    """The batch ranges 1..limit where the best of `ks` decodes faster than no speculation, one list per entry of
+    `scales` (a factor on every speedup: an end of the 80% interval; 1: as predicted). Usually one range from
     batch 1 (verification turns compute-bound as the batch grows: SmartSpec), but an MoE target or long context
     can make the gain rise with batch (more experts touched per step anyway; KV reads dominate: MagicDec), so
-    there can be a range that starts later, or two. Coarse grid, then each edge to the exact batch. `scale`
-    multiplies every speedup (an end of the 80% interval)."""
+    there can be a range that starts later, or two. Coarse grid, then each edge to the exact batch; the speedups
+    do not depend on the scale, so each batch's are computed once for all scales."""
     if ks.size == 0:
-        return []
+        return [[] for _ in scales]
     grid = np.unique(np.round(np.geomspace(1, max(limit, 1), 400)))
-    pays = _decode_gain(setup, E, grid, context, ks, scale)[0] > 1.0
-    edges = []  # the first batch of each change between pays and not
-    for i in np.nonzero(pays[1:] != pays[:-1])[0]:
-        fine = np.arange(grid[i], grid[i + 1] + 1)
-        fine_pays = _decode_gain(setup, E, fine, context, ks, scale)[0] > 1.0
-        edges.append(int(fine[np.nonzero(fine_pays != pays[i])[0][0]]))
-    bounds = [1, *edges, int(grid[-1]) + 1]
-    first = bool(pays[0])
-    return [(lo, hi - 1) for j, (lo, hi) in enumerate(zip(bounds, bounds[1:])) if first == (j % 2 == 0)]
+    speed, fine = _decode_speedups(setup, E, grid, context, ks), {}  # fine: grid interval -> (batches, speedups)
+    found = []
+    for scale in scales:
+        pays = (scale * speed).max(axis=1) > 1.0
+        edges = []  # the first batch of each change between pays and not
+        for i in np.nonzero(pays[1:] != pays[:-1])[0]:
+            if i not in fine:
+                batches = np.arange(grid[i], grid[i + 1] + 1)
+                fine[i] = batches, _decode_speedups(setup, E, batches, context, ks)
+            batches, between = fine[i]
+            fine_pays = (scale * between).max(axis=1) > 1.0
+            edges.append(int(batches[np.nonzero(fine_pays != pays[i])[0][0]]))
+        bounds = [1, *edges, int(grid[-1]) + 1]
+        first = bool(pays[0])
+        found.append([(lo, hi - 1) for j, (lo, hi) in enumerate(zip(bounds, bounds[1:])) if first == (j % 2 == 0)])
+    return found
 
 
 def critical_batch(ranges: list[tuple[int, int]], limit: int) -> int | None:
@@ -169,7 +189,8 @@ def schedule(setup: Setup, E: np.ndarray, context: float, ks: np.ndarray, max_ba
     k] list; `pin` = (batch, k) fixes the evaluated k at the user's own batch (ties and memory can otherwise pick a
     neighbour), so what runs there is what the report says."""
     batches = np.arange(1, max_batch + 1, dtype=float)
-    best = _decode_gain(setup, E, batches, context, ks)[1]
+    speed = _decode_speedups(setup, E, batches, context, ks)
+    best = np.where(speed.max(axis=1) > 1.0, ks[speed.argmax(axis=1)], 0)
     batch, k = pin
     if 1 <= batch <= max_batch:
         best[batch - 1] = k
@@ -196,38 +217,39 @@ def advise(s: Scenario) -> Advice:
     ks = np.arange(0, max(K_TABLE, s.k or 0) + 1)
     E = s.tokens_per_step(ks)
     budgets, conc = running(s, ks)
+    # the estimate and the acceptance range's ends in one pass: their step times are the same
+    stacked = np.stack([E, *(s.tokens_per_step(ks, alpha) for alpha in (acc.low, acc.high))])
+    base, spec = times_at_concurrency(setup, stacked, ks, conc[0], conc, s.prompt_len, s.out_len)
     # a k whose pair holds not one request does not run: no speedup to speak of
-    tpot, e2e, throughput = (np.where(conc >= 1, x, 0.0) for x in
-                             at_concurrency(setup, E, ks, s.batch, conc[0], conc, s.prompt_len, s.out_len))
-    choosable = ks[candidates(s, ks)]
-    allowed = candidates(s, ks) & (conc >= 1)
+    (tpot, e2e, throughput), *ends = ([np.where(conc >= 1, x, 0.0) for x in at_alpha]
+                                      for at_alpha in zip(*speedups(base, spec, s.batch, conc[0], conc)))
+    allowed_ks = candidates(s, ks)
+    choosable = ks[allowed_ks]
+    allowed = allowed_ks & (conc >= 1)
     chosen = s.k if s.k is not None else int(choose_k(e2e, throughput, allowed))
     best_k = chosen if conc[chosen] >= 1 else 0  # a k that does not fit is never best: nothing runs there
     shown_k = chosen or 1
-    ends = [[np.where(conc >= 1, x, 0.0) for x in at_concurrency(setup, s.tokens_per_step(ks, alpha), ks, s.batch,
-                                                                   conc[0], conc, s.prompt_len, s.out_len)]
-            for alpha in (acc.low, acc.high)]
     low_high = (float(ends[0][1][shown_k]), float(ends[1][1][shown_k]))
-    b = confidence.bands(s, E, ks, conc, (tpot, e2e, throughput), *ends)
+    at_estimate = RequestTimes(*(np.broadcast_to(getattr(spec, f.name), spec.tpot_spec.shape)[0]
+                                 for f in fields(RequestTimes)))  # the speculative timings at the estimate
+    b = confidence.bands(s, E, ks, conc, (tpot, e2e, throughput), *ends, spec=at_estimate)
     m = budgets[shown_k]
     # the most requests that can run at once: larger batches wait for a slot, so no batch beyond it runs
     limit = max(min(m.max_concurrency_spec, setup.target_cost.max_num_seqs), 1)
     evaluated = np.array([s.k]) if s.k is not None else choosable  # the k the ranges speak of
-    ranges = paying_batches(setup, E, s.context, evaluated, limit) if s.decode_tokens >= 1 else []
     at_once = int(max(conc[shown_k], 1))  # break-even where speculation runs, not at the batch asked for
     worse, better = (float(f) for f in cost_factors(b.sigma_cost[shown_k]))
     breakeven, *breakeven_ends = break_even_alpha(setup, at_once, s.context, choosable, s.decode_tokens,
                                                   (1.0, better, worse))
     point = b.tpot.point[shown_k]
     factors = (float(b.tpot.low[shown_k] / point), float(b.tpot.high[shown_k] / point)) if point > 0 else (1.0, 1.0)
-    paying_ends = tuple(paying_batches(setup, E, s.context, evaluated, limit, f) if s.decode_tokens >= 1 else []
-                        for f in factors)
+    ranges, *paying_ends = (paying_batches(setup, E, s.context, evaluated, limit, (1.0, *factors))
+                            if s.decode_tokens >= 1 else [[], [], []])
     if conc[shown_k] < 1:  # speculation at the shown k does not fit: no break-even, no batch where it gains
         ranges, breakeven, breakeven_ends, paying_ends = [], None, [None, None], ([], [])
-    base = request_times(setup, 1.0, 0, max(conc[0], 1), s.prompt_len, s.out_len)
     prefill_fraction = float(base.prefill / base.e2e_baseline)
     verdict, reasons = decide(s, m, chosen, e2e, float(b.e2e.low[shown_k]), float(throughput[chosen]), conc,
-                              candidates(s, ks), confidence.narrowing(b.e2e, shown_k))
+                              allowed_ks, confidence.narrowing(b.e2e, shown_k))
     dynamic = s.k is None and verdict != "disable" and best_k > 0
     pasted = schedule(setup, E, s.context, ks[allowed], int(np.clip(limit, 1, MAX_SCHEDULE_BATCH)),
                       pin=(int(conc[best_k]), best_k)) if dynamic else []
@@ -237,8 +259,8 @@ def advise(s: Scenario) -> Advice:
         paying_batches=ranges,
         critical_batch=critical_batch(ranges, limit), memory=m, prefill_fraction=prefill_fraction, schedule=pasted,
         checks=checks(s, m, breakeven, ranges, prefill_fraction, conc, shown_k, float(throughput[shown_k]), limit),
-        verdict=verdict, reasons=reasons, bands=b, break_even_range=tuple(breakeven_ends), paying_range=paying_ends,
-        critical_range=tuple(critical_batch(r, limit) for r in paying_ends),
+        verdict=verdict, reasons=reasons, bands=b, break_even_range=tuple(breakeven_ends),
+        paying_range=tuple(paying_ends), critical_range=tuple(critical_batch(r, limit) for r in paying_ends),
     )
 
 

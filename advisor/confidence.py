@@ -10,7 +10,7 @@ import numpy as np
 
 from advisor.model.costmodel import step_time
 from advisor.model.quantization import bytes_per_weight
-from advisor.model.speculative import Setup, request_times
+from advisor.model.speculative import RequestTimes, Setup, request_times
 from advisor.model.uncertainty import (ACCEPTANCE, COST, LEVEL, Z80, Band, CostError, band, cost_sigma,
                                        ridge_tokens, target_sigma)
 from advisor.scenario import Scenario
@@ -34,12 +34,13 @@ class Bands:
     level: float = LEVEL
 
 
-def cost_sigmas(err: CostError | None, setup: Setup, E, ks, conc, prompt_len,
-                out_len) -> tuple[np.ndarray, np.ndarray]:
+def cost_sigmas(err: CostError | None, setup: Setup, E, ks, conc, prompt_len, out_len,
+                spec: RequestTimes | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(σ_c on the TPOT speedup, σ_c on the end-to-end one) per k, each side at its concurrency `conc`: the target's
     regime at k's batched tokens, the drafter's share of the iteration, the verify step over a decode step, and end
     to end only the decode share of the speculative request's time. Zeros without a cost error (None), and at
-    k = 0 (no speculation, nothing to err). Everything broadcasts (the length map's grid, `check`'s one run)."""
+    k = 0 (no speculation, nothing to err). Everything broadcasts (the length map's grid, `check`'s one run).
+    `spec`: the speculative side's `request_times` at E and conc, when the caller has them already (`advise`)."""
     ks = np.asarray(ks, dtype=float)
     if err is None:
         return np.zeros(np.broadcast(ks, conc).shape), np.zeros(np.broadcast(ks, conc).shape)
@@ -52,13 +53,15 @@ def cost_sigmas(err: CostError | None, setup: Setup, E, ks, conc, prompt_len,
     ridge = ridge_tokens(c.flops, c.bandwidth, bytes_per_weight(c.weight_dtype))
     st = target_sigma(err, setup.target.num_experts > 1, context, n * (ks + 1.0), ridge)
     sigma = np.where(ks > 0, cost_sigma(err, st, share, verify), 0.0)
-    t = request_times(setup, E, ks, n, prompt_len, out_len)
+    t = spec if spec is not None else request_times(setup, E, ks, n, prompt_len, out_len)
     return sigma, sigma * t.decode_spec / np.maximum(t.e2e_spec, 1e-30)
 
 
-def bands(s: Scenario, E: np.ndarray, ks: np.ndarray, conc: np.ndarray, point, at_low, at_high) -> Bands:
-    """The bands from the (TPOT, e2e, throughput) speedups per k at the acceptance estimate and its range's ends."""
-    sigma, sigma_e2e = cost_sigmas(s.cost_error, s.setup, E, ks, conc, s.prompt_len, s.out_len)
+def bands(s: Scenario, E: np.ndarray, ks: np.ndarray, conc: np.ndarray, point, at_low, at_high,
+          spec: RequestTimes | None = None) -> Bands:
+    """The bands from the (TPOT, e2e, throughput) speedups per k at the acceptance estimate and its range's ends
+    (`spec`: the estimate's speculative request times, when known; `cost_sigmas`)."""
+    sigma, sigma_e2e = cost_sigmas(s.cost_error, s.setup, E, ks, conc, s.prompt_len, s.out_len, spec)
     made = [band(p, lo, hi, sc) for p, lo, hi, sc in zip(point, at_low, at_high, (sigma, sigma_e2e, sigma_e2e))]
     return Bands(*made, sigma_cost=sigma)
 

@@ -21,10 +21,11 @@ from advisor.model.quantization import (
     served_weight_dtype,
 )
 from advisor.model.speculative import Setup
-from advisor.profiles.calibrated import costs_for
+from advisor.model.uncertainty import CostError
+from advisor.profiles.calibrated import costs_from, profile_for
 from advisor.profiles.catalog import load_hardware, load_model, names, slug
 from advisor.profiles.localgpu import resolve_gpu
-from advisor.profiles.model_error import DATASHEET, for_costs
+from advisor.profiles.model_error import DATASHEET, datasheet, from_profile
 from advisor.scenario import Scenario
 from advisor.vllm import check_scheduler
 
@@ -212,9 +213,9 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
         draft_dtype = target_dtype  # MTP layers ship in the target's checkpoint, quantized with it
     elif draft_spec is not None:
         draft_dtype = served_weight_dtype(checkpoint_of(draft_spec), draft_quantization, draft_spec.name)
-    target_cost, draft_cost, source = engine_costs(hw, target_spec, draft_spec, calibration, target_dtype,
-                                                   max_num_seqs, max_num_batched_tokens, tp=num_gpus,
-                                                   draft_weight_dtype=draft_dtype, kv_cache_dtype=kv_cache_dtype)
+    target_cost, draft_cost, source, cost_error = engine_costs(
+        hw, target_spec, draft_spec, calibration, target_dtype, max_num_seqs, max_num_batched_tokens, tp=num_gpus,
+        draft_weight_dtype=draft_dtype, kv_cache_dtype=kv_cache_dtype)
     check_scheduler(target_cost.max_num_seqs, target_cost.max_num_batched_tokens,
                     "" if max_num_seqs is not None else hw.name)
     setup = Setup(target=target_spec, target_cost=target_cost, method=method, draft=draft_spec,
@@ -223,7 +224,7 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
         source += f"; draft/target step ratio overridden to {cost_ratio:g}"
     return Scenario(setup=setup, hardware=hw, acceptance=acc, prompt_len=prompt_len, out_len=out_len, batch=batch,
                     temperature=temperature, k=k, gpu_memory_utilization=gpu_memory_utilization, cost_source=source,
-                    k_limit=k_limit, cost_error=for_costs(calibration, target_spec, draft_spec, hw, num_gpus))
+                    k_limit=k_limit, cost_error=cost_error)
 
 
 def checkpoint_of(spec: ModelSpec) -> CheckpointQuantization | None:
@@ -236,17 +237,19 @@ def checkpoint_of(spec: ModelSpec) -> CheckpointQuantization | None:
 def engine_costs(hw: Hardware, target: ModelSpec, draft: ModelSpec | None, calibration: str | None,
                  weight_dtype: str = "bf16", max_num_seqs: int | None = None,
                  max_num_batched_tokens: int | None = None, tp: int = 1, *, draft_weight_dtype: str = "bf16",
-                 kv_cache_dtype: str = "auto") -> tuple[EngineCost, EngineCost | None, str]:
+                 kv_cache_dtype: str = "auto") -> tuple[EngineCost, EngineCost | None, str, CostError]:
     """Measured costs when a calibration applies (given, or found in profiles/calibrations: the one measured at
-    `tp` GPUs, else the nearest), else (or with --calibration datasheet) the datasheet's; either under vLLM's limits on `hw` (its device-class
-    defaults, or the flags' values), with the served --kv-cache-dtype. Each model's costs take its own weight
-    format: vLLM loads a draft as its own config.json says unless the speculative config quantizes it."""
-    found = None if calibration == DATASHEET else costs_for(calibration, target, draft, hw, tp)
+    `tp` GPUs, else the nearest), else (or with --calibration datasheet) the datasheet's; either under vLLM's
+    limits on `hw` (its device-class defaults, or the flags' values), with the served --kv-cache-dtype. Each
+    model's costs take its own weight format: vLLM loads a draft as its own config.json says unless the
+    speculative config quantizes it. Last, the costs' own error: the calibration's held-out error (from the
+    profile as read for the costs), else the datasheet fit's."""
+    found = None if calibration == DATASHEET else profile_for(calibration, target, draft, hw, tp)
     if found is not None:
-        cost, draft_cost, source = found
+        cost, draft_cost, source = costs_from(*found, target, draft, hw, tp, auto=calibration is None)
         return (replace(cost.for_hardware(hw, max_num_seqs, max_num_batched_tokens), kv_cache_dtype=kv_cache_dtype),
                 replace(draft_cost.for_hardware(hw, max_num_seqs, max_num_batched_tokens),
-                        kv_cache_dtype=kv_cache_dtype) if draft_cost else None, source)
+                        kv_cache_dtype=kv_cache_dtype) if draft_cost else None, source, from_profile(*found))
     cost = EngineCost.from_datasheet(hw, weight_dtype, kv_cache_dtype).for_hardware(hw, max_num_seqs,
                                                                                      max_num_batched_tokens)
     draft_cost = (EngineCost.from_datasheet(hw, draft_weight_dtype, kv_cache_dtype).for_hardware(
@@ -255,4 +258,4 @@ def engine_costs(hw: Hardware, target: ModelSpec, draft: ModelSpec | None, calib
     peak = f"{hw.peak_flops(compute) / 1e12:g} TFLOP/s" + (f" ({compute})" if compute != "bf16" else "")
     return cost, draft_cost, (
         f"datasheet roofline ({hw.name}: {hw.memory_bandwidth_gbs:g} GB/s x {DEFAULT_BANDWIDTH_EFFICIENCY:g}, "
-        f"{peak} x {DEFAULT_FLOPS_EFFICIENCY:g}; run `specadvisor calibrate` for measured costs)")
+        f"{peak} x {DEFAULT_FLOPS_EFFICIENCY:g}; run `specadvisor calibrate` for measured costs)"), datasheet()

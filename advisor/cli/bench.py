@@ -66,7 +66,6 @@ def check(
     TTFT, TPOT, ITL, latency and throughput, the errors, and whether the verdict would have been right."""
     from advisor.model.speculative import Setup
     from advisor.profiles.catalog import load_hardware
-    from advisor.profiles.model_error import for_costs
     from advisor.resolve import check_pair, engine_costs
     from calibration.calibrate.machine import detect_hardware
     from calibration.from_bench.check import check_runs, run_check
@@ -78,9 +77,9 @@ def check(
     _, target_spec, _, draft_spec = models_of([base_run, spec_run], target, draft, method.value)
     check_pair(target_spec, draft_spec, method.value, 1)
     hw = load_hardware(detect_hardware(gpu)[0])
-    target_cost, draft_cost, source = engine_costs(hw, target_spec, draft_spec, calibration, "bf16")
+    target_cost, draft_cost, source, cost_error = engine_costs(hw, target_spec, draft_spec, calibration, "bf16")
     setup = Setup(target=target_spec, target_cost=target_cost, method=method.value, draft=draft_spec,
                   draft_cost=draft_cost)
-    result = run_check(base_run, spec_run, setup, source, for_costs(calibration, target_spec, draft_spec, hw, 1))
+    result = run_check(base_run, spec_run, setup, source, cost_error)
     render = {Format.json: to_json, Format.markdown: markdown, Format.text: text}[format]
     typer.echo(render(result), nl=format is Format.json)

@@ -1,7 +1,8 @@
 """Calibrated costs: the read side of calibration profiles (`specadvisor calibrate` writes them).
 
-`costs_for` is what `recommend` calls on every run. Without --calibration it scans profiles/calibrations/*.json, and
-a profile applies when its hardware slug equals the --gpu profile's and its target's (and draft's) architecture
+`costs_for` is what `recommend` asks on every run (as `profile_for` then `costs_from`: the profile read for the
+costs also gives their error, `model_error.from_profile`). Without --calibration it scans profiles/calibrations/*.json,
+and a profile applies when its hardware slug equals the --gpu profile's and its target's (and draft's) architecture
 numbers equal the models'; of those, the one measured at the tensor-parallel size asked for, else at the nearest
 (its per-GPU rates and measured all-reduce carry over; cost_source says it extrapolates). Profiles are read with
 the json module alone: the pydantic schema that writes them (calibration/calibrate/profile_file.py) would add
@@ -61,12 +62,27 @@ def read(path: str | Path) -> dict:
         raise InputError(f"calibration profile {path} does not exist") from None
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"calibration profile {path} is not valid JSON ({exc})") from None
+    return _readable(raw, path)
+
+
+def _readable(raw, path: str | Path) -> dict:
+    """`raw`, once it says it is a calibration profile of a schema version this reads; InputError if not."""
     if not isinstance(raw, dict) or raw.get("kind") != KIND:
         raise InputError(f"{path} is not a specadvisor calibration profile")
     if raw.get("schema_version") not in READS:
         raise InputError(f"{path} has calibration schema version {raw.get('schema_version')}; this specadvisor "
                          f"reads versions {', '.join(map(str, READS))}: recalibrate")
     return raw
+
+
+def profile_for(path: str | None, target: ModelSpec, draft: ModelSpec | None, hw: Hardware | None,
+                tp: int = 1) -> tuple[str | Path, dict] | None:
+    """(path, JSON) of the calibration profile that applies, read once: the one given, else `find`'s for `tp` GPUs;
+    None when none is found. `costs_from` takes the costs from it, `model_error.from_profile` their error."""
+    if path is not None:
+        return path, read(path)
+    found = find(target, draft, hw, tp)
+    return None if found is None else (found[0], _readable(found[1], found[0]))
 
 
 def cost_of(fit: dict) -> EngineCost:
@@ -82,12 +98,14 @@ def costs_for(path: str | None, target: ModelSpec, draft: ModelSpec | None, hw: 
     Given a path, the profile must be fitted and its models must match (InputError otherwise); it is used even if
     it was measured on other hardware than --gpu, or at another TP, and cost_source says so. Given None,
     profiles/calibrations is searched for one measured on `hw` for these models (`find`)."""
-    auto = path is None
-    if auto:
-        path = find(target, draft, hw, tp)
-        if path is None:
-            return None
-    profile = _checked(read(path), path)
+    found = profile_for(path, target, draft, hw, tp)
+    return None if found is None else costs_from(*found, target, draft, hw, tp, auto=path is None)
+
+
+def costs_from(path: str | Path, raw: dict, target: ModelSpec, draft: ModelSpec | None, hw: Hardware | None, tp: int,
+               *, auto: bool) -> tuple[EngineCost, EngineCost | None, str]:
+    """`costs_for` on a profile already read (`profile_for`); `auto`: it was found, not given."""
+    profile = _checked(raw, path)
     fitted, measured_draft = profile["target"].get("fit"), profile.get("draft")
     if profile["status"] != "fitted" or fitted is None:
         note = profile.get("note", "")
@@ -152,13 +170,13 @@ def newest_fit_on(slug: str) -> tuple[EngineCost, str] | None:
     return cost_of(_checked(raw, path)["target"]["fit"]), f"the fit in {path.name}"
 
 
-def find(target: ModelSpec, draft: ModelSpec | None, hw: Hardware, tp: int = 1) -> Path | None:
-    """The fitted profile in profiles/calibrations measured on `hw` for these models at the tensor-parallel size
-    nearest `tp` (by ratio: TP=2 is as near to 4 as 8 is), the newest of those; or None."""
+def find(target: ModelSpec, draft: ModelSpec | None, hw: Hardware, tp: int = 1) -> tuple[Path, dict] | None:
+    """(path, JSON) of the fitted profile in profiles/calibrations measured on `hw` for these models at the
+    tensor-parallel size nearest `tp` (by ratio: TP=2 is as near to 4 as 8 is), the newest of those; or None."""
     want_target, want_draft = arch_of(target), (arch_of(draft) if draft is not None else None)
-    found = [(-abs(math.log2(tp_of(raw) / tp)), created, path) for created, path, raw in _fitted_on(hw.slug)
+    found = [(-abs(math.log2(tp_of(raw) / tp)), created, path, raw) for created, path, raw in _fitted_on(hw.slug)
              if tp_of(raw) and _matches(raw, want_target, want_draft)]
-    return max(found)[2] if found else None
+    return max(found, key=lambda item: item[:3])[2:] if found else None
 
 
 def _matches(raw: dict, target_arch: dict, draft_arch: dict | None) -> bool:

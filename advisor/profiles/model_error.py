@@ -8,10 +8,8 @@ import json
 from functools import cache
 
 from advisor.errors import InputError
-from advisor.model.hardware import Hardware
-from advisor.model.modelspec import ModelSpec
 from advisor.model.uncertainty import CostError, TARGET_REGIMES, from_median_error
-from advisor.profiles.calibrated import find, read, shown
+from advisor.profiles.calibrated import read, shown
 from advisor.profiles.catalog import profiles_dir
 
 KIND = "specadvisor-model-error"
@@ -38,19 +36,13 @@ def datasheet() -> CostError:
 def from_calibration(path) -> CostError:
     """A calibration profile's error: its target's and drafter's held-out median error (the drafter's is the
     target's when the profile has none: ngram)."""
-    raw = read(path)
+    return from_profile(path, read(path))
+
+
+def from_profile(path, raw: dict) -> CostError:
+    """`from_calibration` of a profile already read (`calibrated.profile_for`)."""
     target = float(raw["target"]["fit"]["heldout_median_error"])
     draft = (raw.get("draft") or {}).get("fit") or {}
     drafter = float(draft.get("heldout_median_error", target))
     return from_median_error(target, drafter, f"calibration {shown(path)}, held-out median error "
                                               f"{100 * target:.1f}% (target), {100 * drafter:.1f}% (draft)")
-
-
-def for_costs(calibration: str | None, target: ModelSpec, draft: ModelSpec | None, hw: Hardware,
-              tp: int) -> CostError:
-    """The error of the costs `resolve.engine_costs` chose: the calibration's (given, or found as it finds one),
-    else the datasheet's."""
-    if calibration == DATASHEET:
-        return datasheet()
-    path = calibration or find(target, draft, hw, tp)
-    return from_calibration(path) if path is not None else datasheet()

@@ -70,7 +70,7 @@ def test_the_predicted_verdict_reads_the_same_80_percent_interval_as_recommend()
 
     base_run, spec_run = (read_run(str(DATA / f"{name}.json")) for name in ("baseline", "spec"))
     _, target, _, draft = models_of([base_run, spec_run], str(DATA / "target"), str(DATA / "draft"), "draft_model")
-    cost, draft_cost, source = engine_costs(load_hardware("cpu-xeon-icelake-2vcpu"), target, draft, "datasheet")
+    cost, draft_cost, source, _ = engine_costs(load_hardware("cpu-xeon-icelake-2vcpu"), target, draft, "datasheet")
     setup = Setup(target=target, target_cost=cost, method="draft_model", draft=draft, draft_cost=draft_cost)
     acc = acceptance_from_counts(spec_run.counts, "test")
     base, fast = predict(setup, base_run), predict(setup, spec_run)
