@@ -11,7 +11,7 @@ from advisor.model import acceptance as acc_mod
 from advisor.model import priors
 from advisor.model.acceptance import Acceptance
 from advisor.model.drafters import mtp_head
-from advisor.model.enginecost import DEFAULT_BANDWIDTH_EFFICIENCY, DEFAULT_FLOPS_EFFICIENCY, EngineCost
+from advisor.model.enginecost import EngineCost
 from advisor.model.hardware import Hardware
 from advisor.model.modelspec import ModelSpec
 from advisor.model.quantization import (
@@ -256,6 +256,8 @@ def engine_costs(hw: Hardware, target: ModelSpec, draft: ModelSpec | None, calib
         hw, max_num_seqs, max_num_batched_tokens) if draft is not None else None)
     compute = compute_dtype(weight_dtype)
     peak = f"{hw.peak_flops(compute) / 1e12:g} TFLOP/s" + (f" ({compute})" if compute != "bf16" else "")
+    # the shares of the peaks the costs stream and compute at, as from_datasheet set them for this GPU's kind
+    streams, computes = cost.bandwidth / hw.bandwidth_bytes_per_s, cost.flops / hw.peak_flops(compute)
     return cost, draft_cost, (
-        f"datasheet roofline ({hw.name}: {hw.memory_bandwidth_gbs:g} GB/s x {DEFAULT_BANDWIDTH_EFFICIENCY:g}, "
-        f"{peak} x {DEFAULT_FLOPS_EFFICIENCY:g}; run `specadvisor calibrate` for measured costs)"), datasheet()
+        f"datasheet roofline ({hw.name}: {hw.memory_bandwidth_gbs:g} GB/s x {streams:.2g}, "
+        f"{peak} x {computes:.2g}; run `specadvisor calibrate` for measured costs)"), datasheet()

@@ -8,7 +8,7 @@ intervals by), and the coverage of its 80% interval over the published rows.
 Run it after benchmarks/datasheet_fit.py (which rewrites docs/datasheet-fit.md without this section).
 
 Every row of ../shared/reference/gpu-measurements.md the model expresses (`datasheet_fit.rows`) is predicted by
-fits that never saw its source, in both of the datasheet fit's stages (`leave_one_source_out_both_stages`: the
+fits that never saw its source, in both of the datasheet fit's stages (`leave_one_source_out`: the
 parameters the second stage holds are refitted without it too, else a held source's 'LOSO' is its fit error); its
 residual is r = log(published / predicted) (for a
 tok/s row the sign flips against a step time's, which a symmetric spread ignores). Rows fall into one regime each,
@@ -106,9 +106,9 @@ def coverage(r: np.ndarray, kinds: np.ndarray, sources: np.ndarray | None = None
 def compute() -> dict:
     np.seterr(all="ignore")
     table = df.rows()
-    train = np.array([row.source_id not in df.NOT_FITTED for row in table])  # what the shipped fit trains on
-    fitted, _ = df.fit(table, train)
-    loso = df.leave_one_source_out_both_stages(table, train, fitted)
+    train = np.array([row.source_id in df.FITTED for row in table])  # what the shipped fit trains on
+    fitted, _ = df.fit_stages(table, train)
+    loso, _ = df.leave_one_source_out(table, train, fitted)
     train = np.array([row.vllm_v1 for row in table])  # coverage is judged on the rows whose regimes apply
     published = np.array([row.published for row in table])
     r = np.log(published / np.maximum(loso, 1e-30))
@@ -122,7 +122,7 @@ def compute() -> dict:
         mine = kinds == name
         per_regime[name] = {
             "sigma_log": round(spread[name], 4), "rows": int(mine.sum()),
-            "median_abs_error": round(float(np.median(np.abs(np.expm1(r[mine])))), 4) if mine.any() else None,
+            "median_abs_error": round(float(np.median(np.abs(np.expm1(-r[mine])))), 4) if mine.any() else None,
             "pooled": bool(mine.sum() < MIN_ROWS), "coverage": round(float(inside[mine].mean()), 3) if mine.any()
             else None, "coverage_source_out": round(float(strict[mine].mean()), 3) if mine.any() else None}
     return {
@@ -132,8 +132,8 @@ def compute() -> dict:
                 "prediction, from its leave-one-source-out residuals over ../shared/reference/gpu-measurements.md",
         "level": LEVEL, "long_context_tokens": LONG_CONTEXT, "compute_bound_ridge_share": COMPUTE_BOUND,
         "regimes": per_regime,
-        "loso_both_stages_median": round(float(np.median(np.abs(np.expm1(r)))), 4),
-        "source_median_abs_error": {s: round(float(np.median(np.abs(np.expm1(r[sources == s])))), 4)
+        "loso_both_stages_median": round(float(np.median(np.abs(np.expm1(-r)))), 4),
+        "source_median_abs_error": {s: round(float(np.median(np.abs(np.expm1(-r[sources == s])))), 4)
                                     for s in sorted(set(sources), key=lambda s: int(s[1:]))},
         "coverage": {"level": LEVEL, "rows": len(table), "inside": int(inside.sum()),
                      "fraction": round(float(inside.mean()), 3),
@@ -180,7 +180,7 @@ def section(d: dict) -> str:
               "source: " + ", ".join(f"{s} {e:.0%}" for s, e in d["source_median_abs_error"].items()) + "), so "
               f"with {len(df.VLLM_V1)} vLLM sources to learn from, the spread itself is uncertain by about that "
               f"much. Median |error| over all rows with each source left out of both stages of the fit: "
-              f"**{d['loso_both_stages_median']:.1%}** (the Summary's LOSO column refits the second stage only)."]
+              f"**{d['loso_both_stages_median']:.1%}** (the Summary's LOSO column; error = predicted / published − 1)."]
     return "\n".join(lines) + "\n"
 
 

@@ -4,7 +4,7 @@ predicted, its error, the leave-one-source-out error, the rows it cannot express
 
     python benchmarks/datasheet_fit.py                 # fit, leave-one-source-out, checks; writes docs/datasheet-fit.md
     python benchmarks/datasheet_fit.py --quick         # no leave-one-source-out; prints, writes nothing
-    python benchmarks/datasheet_fit.py --all-rows      # fit every expressed row, gpt-fast's too (prints only)
+    python benchmarks/datasheet_fit.py --all-rows      # fit every expressed row, in both stages (prints only)
     python benchmarks/datasheet_fit.py --fits F.json   # keep the fits in F.json; rerun with it to rewrite the doc
                                                        # after DEFAULT_* move, without refitting (~20 min saved)
 
@@ -13,10 +13,10 @@ built from the hardware datasheet and the parameters being fitted. The fit is th
 (calibration/calibrate/fit.py: `scipy.optimize.least_squares`, residual log(predicted / published), soft-L1 loss at
 LOSS_SCALE, gross outliers dropped by `outliers` and the fit redone), plus a weak prior on every parameter so that one
 no fitted row sees stays where it was (a one-sigma move costs as much as a PRIOR_WEIGHT miss on one row). It is
-fitted to every serving engine's rows but `NOT_FITTED`'s (issue 24: §6's MoE rows are SGLang's and vLLM's on MI300X
-and B300, and the kernel floors by GPU generation need every generation's rows); engines older than vLLM 0.32 run
-their speculative bookkeeping synchronously (`Setup.async_scheduling`). Request-level rows are evaluated as the
-source measured them; every length the source does not give is an assumption, printed next to its row.
+fitted in two stages (`fit_stages`) on `FITTED`'s sources; the others are predicted out of sample. Engines older than
+vLLM 0.32 (its V1 model runner) ran their speculative bookkeeping synchronously and their draft passes piecewise
+(`Setup.async_scheduling`, `Setup.drafter_graphs`). Request-level rows are evaluated as the source measured them;
+every length the source does not give is an assumption, printed next to its row.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ DOC = ROOT / "docs" / "datasheet-fit.md"
 H100, A100_40, A100_80, B200, B300, MI300X = (load_hardware(n) for n in (
     "h100-sxm", "a100-40gb-sxm", "a100-80gb-sxm", "b200", "b300", "mi300x"))
 # Not among profiles/hardware: NVIDIA A40 datasheet, 48 GB GDDR6, 696 GB/s, 149.7 TFLOP/s dense bf16 (299.4 sparse).
-A40 = Hardware(slug="a40", name="NVIDIA A40 48GB", vendor="nvidia", memory_gib=48, memory_bandwidth_gbs=696,
+A40 = Hardware(slug="a40", name="NVIDIA A40 48GB", vendor="nvidia", memory_gib=48, memory_bandwidth_gbs=696, memory="GDDR6",
                bf16_tflops=149.7, interconnect="PCIe 4.0", interconnect_gbs=32,
                source="https://images.nvidia.com/content/Solutions/data-center/a40/nvidia-a40-datasheet.pdf")
 
@@ -66,11 +66,15 @@ E3 = replace(E8, name="EAGLE-3 head for Llama-3.1-8B", lm_head_vocab=32000)
 
 L_IC = 512  # InstructCoder context assumed for sampling the §1 formulas (prompt + half the output)
 VLLM_V1 = ("S1", "S6", "S7", "S9")
-# gpt-fast (S3): a bare model under torch.compile, no serving engine around it; S10: SGLang's block-fp8 8B at 5.65 ms
-# a step where its bf16 8B (S2) takes 6.3: fp8's small-M kernels, which the model does not price, would set its fit
-NOT_FITTED = ("S3", "S10")
-V1_FIT = ("every serving engine's rows (vLLM V1, vLLM 0.6.3, SGLang) but S10's; gpt-fast (S3, no engine around the "
-          "model) and S10 (SGLang block-fp8) are predicted out of sample")
+# Fitted: vLLM's rows on NVIDIA HBM GPUs (the first stage), then the A40's (S5, vLLM 0.6.3, the only GDDR source)
+# and the MI300X's (S8, SGLang, the only CDNA3 source) for their own scales (the second). The others are predicted
+# out of sample: gpt-fast (S3) runs no serving engine; SGLang's H100 rows (S2, S10) would only check the first
+# stage's values; SGLang's B200 steps (S4) grow 63 µs per added sequence, 5x an 8B token's matmuls at B200's peak,
+# which fitted gave every Blackwell GPU under vLLM 9x too little matmul throughput (flops_scale 0.11) where vLLM's
+# own B300 rows need none.
+FITTED = VLLM_V1 + ("S5", "S8")
+V1_FIT = ("vLLM's rows on NVIDIA HBM GPUs (S1, S6, S7, S9; first stage), then the A40's (S5: GDDR's bandwidth scale) "
+          "and the MI300X's (S8: CDNA3's scales; second stage); S2, S3, S4 and S10 are predicted out of sample")
 
 
 def f_target(n_kv: float, n_batched: float) -> float:
@@ -115,42 +119,46 @@ PARAMS = (
     Param("token_overhead", False, 0.0, 5.0e-6, (0.0, 1e-4), "µs", 1e6, ec.DEFAULT_TOKEN_OVERHEAD_S),
     Param("draft_pass_overhead", False, 7.2e-5, 5.0e-4, (0.0, 3e-3), "ms", 1e3, ec.DEFAULT_DRAFT_PASS_OVERHEAD_S),
     Param("layer_floor_piecewise", False, 1.05e-4, 5.0e-5, (0.0, 5e-4), "µs", 1e6, ec.DEFAULT_LAYER_FLOOR_PIECEWISE_S),
-    Param("layer_floor_graph", False, 4.2e-6, 1.0e-5, (0.0, 2e-4), "µs", 1e6, ec.DEFAULT_LAYER_FLOOR_GRAPH_S),
+    # per 6 small kernels now (a dense layer's; issue 24): it was per 10 kernels, GEMMs included, at 4.2 µs
+    Param("layer_floor_graph", False, 4.2e-6, 2.0e-5, (0.0, 2e-4), "µs", 1e6, ec.DEFAULT_LAYER_FLOOR_GRAPH_S),
     Param("spec_overhead", False, 1.2e-3, 1.0e-3, (0.0, 5e-3), "ms", 1e3, ec.DEFAULT_SPEC_OVERHEAD_S),
     Param("spec_seq_overhead", False, 0.0, 2.0e-5, (0.0, 5e-4), "µs", 1e6, 0.0),
     Param("ngram_overhead", False, 3.5e-5, 5.0e-5, (0.0, 1e-3), "µs", 1e6, ec.DEFAULT_NGRAM_OVERHEAD_S),
     Param("ngram_seq_overhead", False, 6e-7, 2.0e-5, (0.0, 2e-4), "µs", 1e6, ec.DEFAULT_NGRAM_SEQ_OVERHEAD_S),
-    # issue 24: MoE dispatch kernels' floor, the generations' floors relative to Hopper's. Priors from first
+    # issue 24: MoE dispatch kernels' floor, and the generations' floors relative to Hopper's. Priors from first
     # principles: a kernel with a grid-wide step over a few tokens takes a few µs; every generation like Hopper until
-    # a row says otherwise. The all-reduce's latency is not fitted: every multi-GPU row is TP4/TP8 on a fully
-    # connected link, where it cannot be told from the kernel floors (a free fit puts it at 0 and the rest in them).
+    # a row says otherwise (data-center Blackwell stays there: vLLM's B300 rows fit at Hopper's floors). The
+    # all-reduce's latency is not fitted: every multi-GPU row is TP4/TP8 on a fully connected link, where it cannot
+    # be told from the kernel floors (a free fit puts it at 0 and the rest in them).
     Param("moe_kernel_floor", False, 5.0e-6, 5.0e-6, (0.0, 1e-4), "µs", 1e6, ec.DEFAULT_MOE_KERNEL_FLOOR_S),
     Param("floor_scale_ampere", True, 1.0, 1.0, (0.2, 50.0), default=ec.DEFAULT_FLOOR_SCALE["ampere"]),
-    Param("floor_scale_blackwell", True, 1.0, 1.0, (0.2, 50.0), default=ec.DEFAULT_FLOOR_SCALE["blackwell"]),
     Param("floor_scale_cdna3", True, 1.0, 1.0, (0.2, 50.0), default=ec.DEFAULT_FLOOR_SCALE["cdna3"]),
     # the share of the datasheet's matmul peak CDNA3 reaches, relative to the NVIDIA GPUs' (`flops_efficiency`)
-    Param("flops_scale_blackwell", True, 1.0, 0.5, (0.01, 2.0), default=ec.DEFAULT_FLOPS_SCALE["blackwell"]),
     Param("flops_scale_cdna3", True, 1.0, 0.5, (0.01, 2.0), default=ec.DEFAULT_FLOPS_SCALE["cdna3"]),
+    # the share of its peak graphics memory (GDDR) streams, relative to HBM's (`bandwidth_efficiency`)
+    Param("bandwidth_scale_gddr", True, 1.0, 0.3, (0.3, 1.5), default=ec.DEFAULT_GDDR_BANDWIDTH_SCALE),
 )
 SCALED = ("layer_floor_graph", "moe_kernel_floor")  # kernels.generation scales these
 PRIOR_WEIGHT = 0.05  # a one-sigma move from the prior costs as much as a 5% miss on one row
 SHIPPED = {p.name: p.default for p in PARAMS}
 PRIORS = {p.name: p.prior for p in PARAMS}
-# Held at the values fitted before issue 24 on §1-§3's vLLM rows (the priors above): the rows added since see them
-# only through the generations' own floors and matmul efficiencies, and a joint fit let those rows pull the shared
-# ones (it moved flops_efficiency 0.57 -> 0.35, p 1.4 -> 2.3, the graph floor 4.2 -> 7.8 µs and put §1's H100 steps
-# up to 9% too slow; LOSO median 30.3% over all rows). The fit solves for the rest.
-# The MoE kernels' floor is held at its first-principles prior too: every MoE row is on a generation with its own
-# free floor scale, so the rows see only the product (left free, LOSO fits put it anywhere in 0.006-8.7 µs).
-HELD = frozenset([p.name for p in PARAMS[:14]] + ["moe_kernel_floor"])
-FREE = tuple(p for p in PARAMS if p.name not in HELD)
+# The fit runs in two stages. The first fits what every engine shares on vLLM's own rows on NVIDIA GPUs (VLLM_V1:
+# §1 on H100, the A100 PRs, §6's B300): rates, overlap, floors (the small kernels' and the MoE kernels', by §6's B300
+# DeepSeek-V3.2, whose layers are mostly floors), Ampere's floor scale, the drafter's and the bookkeeping's costs.
+# Held at 0: per-step, per-sequence and per-token host terms, which these rows put at 0 when free (issue 13). The
+# second fits the scales of a kind no first-stage row has (CDNA3's on S8, GDDR's on S5) with the first stage's values
+# held: a joint fit let those rows pull the shared ones (A40's with them: §1's H100 steps up to 9% too slow).
+HELD_AT_PRIOR = frozenset({"step_overhead", "seq_overhead", "token_overhead", "spec_seq_overhead"})
+STAGE_TWO_NAMES = frozenset({"floor_scale_cdna3", "flops_scale_cdna3", "bandwidth_scale_gddr"})
+STAGE_ONE = tuple(p for p in PARAMS if p.name not in HELD_AT_PRIOR | STAGE_TWO_NAMES)
+STAGE_TWO = tuple(p for p in PARAMS if p.name in STAGE_TWO_NAMES)
 
 
 def engine_cost(hw: Hardware, v: dict, dtype: str = "bf16", max_num_seqs: int | None = None) -> EngineCost:
     """The EngineCost `from_datasheet` builds on `hw`, with the parameters `v` instead of the shipped defaults
     (and `floor_exponent` from `v` when it has one: the sensitivity study below)."""
-    rates = {"bandwidth": hw.bandwidth_bytes_per_s * v["bandwidth_efficiency"],
-             "kv_bandwidth": hw.bandwidth_bytes_per_s * v["kv_bandwidth_efficiency"],
+    memory = hw.bandwidth_bytes_per_s * (v["bandwidth_scale_gddr"] if hw.gddr else 1.0)
+    rates = {"bandwidth": memory * v["bandwidth_efficiency"], "kv_bandwidth": memory * v["kv_bandwidth_efficiency"],
              "flops": hw.peak_flops(dtype) * v["flops_efficiency"] * v.get(f"flops_scale_{generation(hw)}", 1.0)}
     scale = v.get(f"floor_scale_{generation(hw)}", 1.0)
     rest = {p.name: v[p.name] * (scale if p.name in SCALED else 1.0) for p in PARAMS
@@ -397,23 +405,23 @@ NOT_EXPRESSED = [
 
 # --- the fit ----------------------------------------------------------------------------------------------------
 
-def to_values(x: np.ndarray, free=FREE, base: dict | None = None) -> dict:
-    """The parameters: those in `free` from x, the rest from `base` (default: the held values, PRIORS)."""
+def to_values(x: np.ndarray, free, base: dict | None = None) -> dict:
+    """The parameters: those in `free` from x, the rest from `base` (default: their priors)."""
     return {**(PRIORS if base is None else base),
             **{p.name: float(math.exp(xi)) if p.log else float(xi * p.sigma) for p, xi in zip(free, x)}}
 
 
-def to_x(v: dict, free=FREE) -> np.ndarray:
+def to_x(v: dict, free) -> np.ndarray:
     return np.array([math.log(v[p.name]) if p.log else v[p.name] / p.sigma for p in free])
 
 
-def x_bounds(free=FREE) -> tuple[np.ndarray, np.ndarray]:
+def x_bounds(free) -> tuple[np.ndarray, np.ndarray]:
     lo = [math.log(p.bounds[0]) if p.log else p.bounds[0] / p.sigma for p in free]
     hi = [math.log(p.bounds[1]) if p.log else p.bounds[1] / p.sigma for p in free]
     return np.array(lo), np.array(hi)
 
 
-def prior_residuals(x: np.ndarray, free=FREE) -> np.ndarray:
+def prior_residuals(x: np.ndarray, free) -> np.ndarray:
     return PRIOR_WEIGHT * np.array([(xi - math.log(p.prior)) / p.sigma if p.log else xi - p.prior / p.sigma
                                     for p, xi in zip(free, x)])
 
@@ -422,13 +430,12 @@ def predictions(table: list[Row], v: dict) -> np.ndarray:
     return np.array([r.predict(v) for r in table])
 
 
-def fit(table: list[Row], use: np.ndarray, extra: dict | None = None, start: dict | None = None, free=FREE,
-        base: dict | None = None) -> tuple[dict, np.ndarray]:
+def fit(table: list[Row], use: np.ndarray, free, base: dict | None = None, extra: dict | None = None,
+        start: dict | None = None) -> tuple[dict, np.ndarray]:
     """(fitted parameters, rows dropped as gross outliers): soft-L1 least squares on log(predicted / published) of
-    the rows in `use` plus the priors, from three starts (the generations' floors the far end from their priors),
-    then the
-    outlier rule of calibrate's fit and one more solve without them. `free`: the parameters solved for (default
-    FREE), the others taken from `base` (default: the held values)."""
+    the rows in `use` plus the priors, solving for `free` with the others from `base` (default: their priors); from
+    `start`, else from three (CDNA3's floors at 1, 4 and 12 times Hopper's); then the outlier rule of calibrate's
+    fit and one more solve without them."""
     published = np.array([r.published for r in table])
     lo, hi = x_bounds(free)
 
@@ -443,15 +450,25 @@ def fit(table: list[Row], use: np.ndarray, extra: dict | None = None, start: dic
                                loss="soft_l1", f_scale=LOSS_SCALE, x_scale="jac", max_nfev=3000) for x0 in starts]
         return min(found, key=lambda r: r.cost)
 
-    # three starts for the full fit; a refit (left-out source, floor exponent) starts from the full fit's values
     starts = [to_x(start, free)] if start is not None else [
-        to_x({**PRIORS, **{f"floor_scale_{g}": f for g in ("blackwell", "cdna3")}}, free) for f in (1.0, 4.0, 12.0)]
+        to_x({**PRIORS, **(base or {}), "floor_scale_cdna3": f}, free)
+        for f in ((1.0, 4.0, 12.0) if "floor_scale_cdna3" in {p.name for p in free} else (1.0,))]
     best = solve(use, starts)
     miss = np.abs(np.log(predictions(table, {**to_values(best.x, free, base), **(extra or {})}) / published))
     dropped = outliers(miss, use)
     if dropped.any():
         best = solve(use & ~dropped, [best.x])
     return {**to_values(best.x, free, base), **(extra or {})}, dropped
+
+
+def fit_stages(table: list[Row], train: np.ndarray, extra: dict | None = None,
+               start: dict | None = None) -> tuple[dict, np.ndarray]:
+    """Both stages on the rows in `train`: STAGE_ONE on its vLLM rows on NVIDIA GPUs, then STAGE_TWO on all of
+    them with the first's values held; (parameters, rows either stage dropped as gross outliers)."""
+    first = train & np.array([r.vllm_v1 for r in table])
+    held, dropped = fit(table, first, STAGE_ONE, extra=extra, start=start)
+    both, more = fit(table, train, STAGE_TWO, base=held, extra=extra, start=start)
+    return both, dropped | more
 
 
 def floor_sensitivity(table: list[Row], train: np.ndarray, start: dict) -> list[tuple[float, ...]]:
@@ -461,47 +478,23 @@ def floor_sensitivity(table: list[Row], train: np.ndarray, start: dict) -> list[
     ratio = [i for i, r in enumerate(table) if r.id.startswith("1.ratio.") and "70B" not in r.id]
     out = []
     for m in (1.0, 2.0, 4.0):
-        extra = {"floor_exponent": m}
-        v, _ = fit(table, train, extra, start)
+        v, _ = fit_stages(table, train, {"floor_exponent": m}, start)
         err = predictions(table, v) / published - 1
         out.append((m, median_abs(err[train]), median_abs(err), float(err[ratio[0]]), float(err[ratio[1]])))
     return out
 
 
-def leave_one_source_out(table: list[Row], train: np.ndarray, fitted: dict, extra: dict | None = None):
-    """(each row predicted by a fit that never saw its source, {source: that fit}); rows of sources outside the
-    training set are out of sample already."""
+def leave_one_source_out(table: list[Row], train: np.ndarray, fitted: dict) -> tuple[np.ndarray, dict]:
+    """(each row predicted by fits that never saw its source, in both stages, {source: those fits}); rows of
+    sources outside the training set are out of sample already. This is the out-of-sample error the intervals of
+    `recommend` take (benchmarks/datasheet_errors.py)."""
     loso, values = predictions(table, fitted), {}
-    for s in sorted({r.source for r in table}):
-        inside = np.array([r.source == s for r in table])
-        if (inside & train).any():
-            values[s], _ = fit(table, train & ~inside, extra, fitted)
-            loso[inside] = predictions([r for r, u in zip(table, inside) if u], values[s])
-    return loso, values
-
-
-# The parameters the first stage fitted on §1-§3's vLLM rows and the second holds (all of HELD but the MoE kernels'
-# floor, which no dense row sees), and the sources of the rows that stage saw (every fitted one before §6's MoE rows).
-STAGE_ONE = tuple(p for p in PARAMS if p.name in HELD and p.name != "moe_kernel_floor")
-MOE_SOURCES = ("S8", "S9")
-
-
-def leave_one_source_out_both_stages(table: list[Row], train: np.ndarray, fitted: dict) -> np.ndarray:
-    """Each row predicted by fits that never saw its source, in both stages: the held parameters refitted on the
-    first stage's rows without it (from the shipped values, under the same weak priors), then the free ones on
-    every training row without it. `leave_one_source_out` refits only the second stage, so for the sources the
-    held parameters were fitted on its 'LOSO' is their fit error; this is the out-of-sample error the intervals of
-    `recommend` need (benchmarks/datasheet_errors.py)."""
-    loso = predictions(table, fitted)
-    first = train & np.array([r.source_id not in MOE_SOURCES for r in table])
     for s in sorted({r.source_id for r in table}):
         inside = np.array([r.source_id == s for r in table])
-        if not (inside & train).any():
-            continue
-        held, _ = fit(table, first & ~inside, start=fitted, free=STAGE_ONE, base=fitted)
-        both, _ = fit(table, train & ~inside, start=held, base=held)
-        loso[inside] = predictions([r for r, u in zip(table, inside) if u], both)
-    return loso
+        if (inside & train).any():
+            values[s], _ = fit_stages(table, train & ~inside, start=fitted)
+            loso[inside] = predictions([r for r, u in zip(table, inside) if u], values[s])
+    return loso, values
 
 
 # --- the checks (issue 13's "Done when", on one H100 with Llama-3.1-8B) ------------------------------------------
@@ -571,8 +564,8 @@ def _jump(m: float) -> str:
 def islands() -> tuple[list[tuple], tuple[float, float], tuple[float, float, float]]:
     """What sets S8, S9 and S4 apart, from their own published numbers: (per-layer rows for S8 and S9, each priced
     from the other's time per kernel, S4's step growth). A row: (source, setup, ms per output token, µs per layer,
-    µs of weight streaming per layer at the datasheet's peak, kernels per layer (`kernels.kernels_per_pass`), µs per
-    kernel of the rest). S4: (µs a B200 SGLang step grows per added sequence, §1's µs per batched token on an H100
+    µs of weight streaming per layer at the datasheet's peak, small and MoE kernels per layer
+    (`kernels.kernels_per_pass`), µs per kernel of the rest). S4: (µs a B200 SGLang step grows per added sequence, §1's µs per batched token on an H100
     under vLLM, µs an 8B token's matmuls take at B200's datasheet peak x flops_efficiency)."""
     out = []
     for source, what, model, hw, per_token in [
@@ -609,9 +602,7 @@ def report(table, fitted, dropped, train, loso, loso_values, all_rows: bool, sen
              "",
              f"Fitted on {'every expressed row' if all_rows else V1_FIT}. "
              "fit column: T = fitted, - = not fitted, * = dropped by the fit's outlier rule. LOSO leaves a source "
-             "out of this fit only: the parameters it holds (see Parameters) were fitted on S1, S6 and S7 before "
-             "(issue 13: leaving one of those out then gave a 21.8% median over its 33 rows, S1 30.5%), so where a "
-             "source sees only held parameters its LOSO error is its fit error, not an out-of-sample figure.", "",
+             "out of both stages.", "",
              "| row | source | fit | what | published | shipped | error | fit error | LOSO error | assumptions |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for i, r in enumerate(table):
@@ -633,46 +624,51 @@ def report(table, fitted, dropped, train, loso, loso_values, all_rows: bool, sen
     for s in sorted({r.source for r in table}):
         line(s, np.array([r.source == s for r in table]))
     rows8_9, cross, (growth, h100_token, b200_compute) = islands()
-    lines += ["", "## Three sources no other source can predict", "",
-              "S4, S8 and S9 are each the only measurement of their GPU generation (and S8 of its engine's), so a "
-              "fit without one of them must price its generation from the others. Their own numbers say how far "
-              "apart they are (ms per output token: the published baseline; weights: the fp8 layer's active bytes "
-              "over 8 GPUs at the datasheet's peak bandwidth; the rest is spread over the kernels each layer "
-              "launches):", "", "| source | setup | ms per output token | µs per layer | of it, weights | kernels per "
+    lines += ["", "## Two sources no other source can predict", "",
+              "S8 and S4 are each alone in what they measure: S8 the only CDNA3 GPU (under SGLang's ROCm build), S4 "
+              "the only dense model on a Blackwell GPU under load (SGLang; not fitted, see above). A fit without one "
+              "of them prices it from the others. S9, the other MoE at concurrency 1, is predicted from the dense rows "
+              "within its LOSO error above; S8 is not, and its own numbers say why (ms per output token: the "
+              "published baseline; weights: the fp8 layer's active bytes over 8 GPUs at the datasheet's peak "
+              "bandwidth; the rest spread over the small and MoE kernels each layer launches, "
+              "`advisor.model.kernels`):", "",
+              "| source | setup | ms per output token | µs per layer | of it, weights | small and MoE kernels per "
               "layer | rest per kernel |", "|---|---|---|---|---|---|---|"]
     for source, what, per_token, layer, weights, kernels, rest in rows8_9:
         lines.append(f"| {source} | {what} | {per_token:.1f} | {layer:.0f} µs | {weights:.0f} µs | {kernels:.0f} | "
                      f"{rest:.1f} µs |")
-    lines += ["", f"Priced at S9's time per kernel, S8's layer comes out {-cross[0]:.0%} short; S9's at S8's, "
-              f"{cross[1]:.0%} long: whatever the model, one of them misses by more than 30% unless something measured "
-              "elsewhere tells the two generations' kernels apart, and no other row does. S4's B200 SGLang step grows "
+    lines += ["", f"Priced at S9's time per kernel, S8's layer comes out {-cross[0]:.0%} short (S9's at S8's, "
+              f"{cross[1]:.0%} long): only a row on CDNA3 can tell the model that its kernels take three times "
+              "NVIDIA's, and S8 is the only one. S4's B200 SGLang step grows "
               f"{growth:.0f} µs per added sequence (concurrency 1 -> 32, §2), where an H100 under vLLM adds "
               f"{h100_token:.0f} µs per batched token (§1) and an 8B token's matmuls take {b200_compute:.1f} µs at "
               "B200's datasheet peak and the fitted efficiency; S9, the other Blackwell source, has one concurrency "
-              "only. A second source on each of these generations would make their leave-one-out errors a test of "
-              "the model rather than of the gap between generations."]
+              "only. A second source of each kind (another CDNA3 GPU, another Blackwell GPU under load) would make "
+              "their leave-one-out errors a test of the model rather than of what only they measure."]
     lines += ["", "## Parameters", "",
               "The prior is the value before this fit (or a weak physical guess for a new parameter); **shipped** is "
               "`advisor/model/enginecost.py`'s `DEFAULT_*`; efficiencies are fractions of the datasheet peak. "
-              "*held*: kept at the fit of §1-§3's vLLM rows made before the MoE rows (`HELD`); the generations' "
-              "floors (`floor_scale_*`, relative to Hopper's) and matmul shares (`flops_scale_*`) and the MoE "
-              "kernels' floor are fitted. A joint fit of everything was tried: it moved the shared parameters to "
-              "serve the MI300X and B200/B300 rows and put §1's H100 steps up to 9% too slow, with a LOSO median of "
-              "30.3% over all rows.", "",
+              "*held*: kept at its prior (no fitted row wants it away from 0). *stage 2*: fitted on the rows of a "
+              "kind no first-stage row has (S5's GDDR, S8's CDNA3) with the first stage's values held (a joint fit "
+              "let those rows pull the shared parameters and put §1's H100 steps up to 9% too slow). "
+              "`layer_floor_graph` is quoted per 6 small kernels, a dense layer's (`advisor.model.kernels`); GEMMs "
+              "carry no floor. Before issue 24's refit it was 4.2 µs per 10 kernels, GEMMs included, and the "
+              "generations carried catch-alls: Blackwell's floors 3.1x and matmuls 0.11x Hopper's (from S4), "
+              "CDNA3's floors 7.9x.", "",
               "| parameter | prior | fit | shipped | range over the LOSO fits |", "|---|---|---|---|---|"]
     for p in PARAMS:
         rng = ""
         if loso_values:
             vals = [lv[p.name] * p.scale for lv in loso_values.values()]
             rng = f"{min(vals):.4g} .. {max(vals):.4g}"
-        held = " (held)" if p.name in HELD else ""
+        held = " (held)" if p.name in HELD_AT_PRIOR else " (stage 2)" if p.name in STAGE_TWO_NAMES else ""
         lines.append(f"| `{p.name}`{held} | {p.prior * p.scale:.4g} {p.unit} | {fitted[p.name] * p.scale:.4g} {p.unit} | "
                      f"{p.default * p.scale:.4g} {p.unit} | {rng} |")
     if sensitivity:
         lines += ["", "## How a piecewise pass's latency floor combines with its GPU time", "",
                   "A piecewise pass's floor (the host's eager attention and graph-piece launches) and its GPU time are "
                   f"combined by a p-norm of exponent m (`floor_exponent`; shipped: {ec.DEFAULT_FLOOR_EXPONENT:g}, not "
-                  "fitted; a full CUDA graph's floor, idle time between its kernels on the GPU, adds). The fit redone "
+                  "fitted; the small kernels' floors are GPU time and add in every pass). The fit redone "
                   "at each m:", "",
                   "| m | median abs error, fitted rows | all rows | Llama-3.2-1B / 8B ratio "
                   "row | Qwen3-0.6B / 8B ratio row |", "|---|---|---|---|---|"]
@@ -728,14 +724,14 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     np.seterr(all="ignore")
     table = rows()
-    train = np.array([args.all_rows or r.source_id not in NOT_FITTED for r in table])
+    train = np.array([args.all_rows or r.source_id in FITTED for r in table])
     if args.fits and args.fits.exists():
         kept = json.loads(args.fits.read_text())
         fitted, dropped, loso_values = kept["fitted"], np.array(kept["dropped"]), kept["loso_values"]
         loso = None if kept["loso"] is None else np.array(kept["loso"])
         sensitivity = [tuple(x) for x in kept["sensitivity"]]
     else:
-        fitted, dropped = fit(table, train)
+        fitted, dropped = fit_stages(table, train)
         loso, loso_values = (None, {}) if args.quick else leave_one_source_out(table, train, fitted)
         sensitivity = () if args.quick else floor_sensitivity(table, train, fitted)
         if args.fits:

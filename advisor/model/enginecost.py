@@ -28,34 +28,38 @@ from advisor.vllm import (
 
 # The datasheet defaults: what every user without a calibration of their own gets. Fitted by
 # benchmarks/datasheet_fit.py (scipy least_squares, soft-L1 on log error, as `specadvisor calibrate` fits) to the
-# measurements in ../shared/reference/gpu-measurements.md, rounded: first (issue 13) the rates and overheads down to
-# DEFAULT_NGRAM_SEQ_OVERHEAD_S on the vLLM V1 rows (§1 Liu et al. on H100, vLLM PRs #29334 and #24343 on A100); then
-# (issue 24), with those held, the generation scales below on every engine's rows, §6's MoE ones included. Every row,
-# its error and the leave-one-source-out error are in docs/datasheet-fit.md.
-DEFAULT_BANDWIDTH_EFFICIENCY = 0.75  # weight streaming, fraction of peak HBM bandwidth
-DEFAULT_KV_BANDWIDTH_EFFICIENCY = 0.85  # paged-attention KV reads: long contiguous pages, closer to peak
-DEFAULT_FLOPS_EFFICIENCY = 0.57  # fraction of dense bf16 (fp8) peak
-DEFAULT_OVERLAP_EXPONENT = 1.4  # p: how far compute hides under memory traffic (1: not at all; ∞: entirely)
+# measurements in ../shared/reference/gpu-measurements.md, rounded, in two stages: vLLM's own rows on NVIDIA HBM GPUs
+# (§1 Liu et al. on H100, vLLM PRs #29334 and #24343 on A100, §6's DeepSeek-V3.2 on B300) set everything down to
+# DEFAULT_FLOOR_SCALE's Ampere entry; then, with those held, the scales of a kind no such row has: GDDR's on the A40
+# (vLLM 0.6.3) and CDNA3's on the MI300X (SGLang). Every row, its error and the leave-one-source-out error are in
+# docs/datasheet-fit.md.
+DEFAULT_BANDWIDTH_EFFICIENCY = 0.89  # weight streaming, fraction of peak HBM bandwidth
+DEFAULT_KV_BANDWIDTH_EFFICIENCY = 0.85  # paged-attention KV reads: long contiguous pages
+DEFAULT_FLOPS_EFFICIENCY = 0.62  # fraction of dense bf16 (fp8) peak
+DEFAULT_OVERLAP_EXPONENT = 1.27  # p: how far compute hides under memory traffic (1: not at all; ∞: entirely)
 DEFAULT_STEP_OVERHEAD_S = 0e-3  # per engine step beyond the graph's floor (the fit finds none on these GPUs)
 DEFAULT_TOKEN_OVERHEAD_S = 0e-6  # per token per engine step and draft pass (the fit finds none beyond the compute)
-DEFAULT_LAYER_FLOOR_GRAPH_S = 4.2e-6  # per layer of a pass replayed as one full CUDA graph (kernel gaps)
-DEFAULT_LAYER_FLOOR_PIECEWISE_S = 105e-6  # per layer of a piecewise pass: eager attention between graph pieces
-DEFAULT_DRAFT_PASS_OVERHEAD_S = 0.072e-3  # per drafter pass: propose()'s loop body outside the graphs
+# per 6 small kernels (a dense layer's: norms, rotary, KV write, attention, activation) of a pass, replayed as a
+# CUDA graph or piecewise: 4.7 µs each (advisor.model.kernels); GEMMs stream their weights and carry none
+DEFAULT_LAYER_FLOOR_GRAPH_S = 28e-6
+DEFAULT_LAYER_FLOOR_PIECEWISE_S = 89e-6  # per layer of a piecewise pass: the host's eager attention, graph pieces
+DEFAULT_DRAFT_PASS_OVERHEAD_S = 0.14e-3  # per drafter launch: propose()'s loop body outside the graphs
 DEFAULT_SPEC_OVERHEAD_S = 1.2e-3  # per speculative engine step: bookkeeping, rejection sampling (vLLM 0.10.1)
 DEFAULT_NGRAM_OVERHEAD_S = 35e-6  # per step, the n-gram proposer (vllm/v1/spec_decode/ngram_proposer.py)
 DEFAULT_NGRAM_SEQ_OVERHEAD_S = 0.6e-6  # ... and per sequence (numba, multi-threaded batch_propose)
 DEFAULT_ALLREDUCE_LATENCY_S = 8.0e-6  # one small one-shot all-reduce (advisor.model.kernels; a guess, not fitted)
-# per MoE dispatch kernel on Hopper (top-k, align, grouped GEMMs, combine): a first-principles value (a grid-wide
-# kernel over a few tokens takes microseconds), held: the MoE rows are on generations with their own scale below
-DEFAULT_MOE_KERNEL_FLOOR_S = 5e-6
-# Kernel floors on each GPU generation relative to Hopper's (advisor.model.kernels.generation): A100/A40 rows (vLLM,
-# vLLM 0.6.3), B200 (SGLang, dense) and B300 (vLLM, DeepSeek-V3.2), MI300X (SGLang, DeepSeek-V3)
-DEFAULT_FLOOR_SCALE = {"ampere": 1.7, "hopper": 1.0, "blackwell": 3.1, "cdna3": 7.9}
-# The share of the matmul peak each generation reaches, relative to DEFAULT_FLOPS_EFFICIENCY. Blackwell's and CDNA3's
-# are far below any GEMM's real efficiency: they carry whatever per-token work those engines pay that the model does
-# not break out (B200's SGLang steps grow ~60 µs a token for an 8B; MI300X's MTP gain falls from 2.1x to 1.25x by
-# concurrency 64), fitted rather than explained
-DEFAULT_FLOPS_SCALE = {"ampere": 1.0, "hopper": 1.0, "blackwell": 0.11, "cdna3": 0.047}
+# per MoE dispatch kernel (top-k, align, grouped GEMMs, combine) on Hopper and Blackwell: fitted on §6's B300 rows,
+# whose DeepSeek-V3.2 layers are mostly such floors
+DEFAULT_MOE_KERNEL_FLOOR_S = 5.4e-6
+# Kernel floors on each GPU generation relative to Hopper's (advisor.model.kernels.generation): the A100 rows (vLLM),
+# the MI300X rows (SGLang, DeepSeek-V3). vLLM's B300 rows fit at Hopper's floors.
+DEFAULT_FLOOR_SCALE = {"ampere": 2.6, "hopper": 1.0, "blackwell": 1.0, "cdna3": 3.2}
+# The share of the matmul peak each generation reaches, relative to DEFAULT_FLOPS_EFFICIENCY. CDNA3's is far below
+# any GEMM's real efficiency: it carries whatever per-token work SGLang on MI300X pays that the model does not break
+# out (its MTP gain falls from 2.1x to 1.25x by concurrency 64), fitted rather than explained
+DEFAULT_FLOPS_SCALE = {"ampere": 1.0, "hopper": 1.0, "blackwell": 1.0, "cdna3": 0.054}
+# The share of its peak GDDR memory streams, relative to HBM's (Hardware.gddr): the A40 rows (vLLM 0.6.3)
+DEFAULT_GDDR_BANDWIDTH_SCALE = 0.84
 # How a piecewise pass's latency floor combines with its GPU time: the p-norm's exponent (1: they add; large: the
 # larger one). The host launches a layer's eager attention and graph pieces asynchronously, so on a long pass it runs
 # ahead and its latency hides under the GPU's work; on a short one the GPU waits for it. 2, not fitted: the published
@@ -133,7 +137,7 @@ class EngineCost:
     floor_exponent: float = _calibrated(DEFAULT_FLOOR_EXPONENT, unit=1.0, log=True, bounds=(1.0, 50.0),
                                         unseen="how a floor combines with the GPU time: not separable from the floor "
                                                "itself on one model's steps")
-    # latency floor per layer of a pass replayed as one full CUDA graph, s
+    # the GPU's minimum kernel durations per dense layer (its 6 small kernels, advisor.model.kernels) in any pass, s
     layer_floor_graph: float = _calibrated(DEFAULT_LAYER_FLOOR_GRAPH_S, unit=1e-6, cpu=0.0,
                                            unseen="a per-pass constant, not separable from step_overhead on one "
                                                   "model's steps")
@@ -181,7 +185,8 @@ class EngineCost:
         """The datasheet defaults (fitted to published vLLM measurements on GPUs; see the constants above) on `hw`,
         with vLLM's `vllm serve` limits for its class (`advisor.vllm.batch_defaults`). On a CPU the parameters that
         do not apply there (CUDA-graph floors) take their CPU value; kernel and all-reduce floors scale by the GPU's
-        generation (`DEFAULT_FLOOR_SCALE`), and so does the matmul efficiency (`DEFAULT_FLOPS_SCALE`). The compute peak is the one the weight format's
+        generation (`DEFAULT_FLOOR_SCALE`), and so does the matmul efficiency (`DEFAULT_FLOPS_SCALE`); GDDR streams
+        `DEFAULT_GDDR_BANDWIDTH_SCALE` of HBM's share of its peak. The compute peak is the one the weight format's
         matmuls run at (`quantization.compute_dtype`: fp8 and W4A4 NVFP4 on their tensor cores, weight-only formats
         in 16 bit)."""
         cpu = {f.name: f.how.cpu for f in calibrated_fields() if f.how.cpu is not None} if is_cpu(hw) else {}
@@ -189,9 +194,10 @@ class EngineCost:
         scale = DEFAULT_FLOOR_SCALE[gen]
         floors = {"layer_floor_graph": DEFAULT_LAYER_FLOOR_GRAPH_S * scale, "moe_kernel_floor":
                   DEFAULT_MOE_KERNEL_FLOOR_S * scale}
+        memory = hw.bandwidth_bytes_per_s * (DEFAULT_GDDR_BANDWIDTH_SCALE if hw.gddr else 1.0)
         return cls(
-            bandwidth=hw.bandwidth_bytes_per_s * DEFAULT_BANDWIDTH_EFFICIENCY,
-            kv_bandwidth=hw.bandwidth_bytes_per_s * DEFAULT_KV_BANDWIDTH_EFFICIENCY,
+            bandwidth=memory * DEFAULT_BANDWIDTH_EFFICIENCY,
+            kv_bandwidth=memory * DEFAULT_KV_BANDWIDTH_EFFICIENCY,
             flops=hw.peak_flops(compute_dtype(weight_dtype)) * DEFAULT_FLOPS_EFFICIENCY * DEFAULT_FLOPS_SCALE[gen],
             link_bandwidth=hw.interconnect_gbs * 1e9,
             weight_dtype=weight_dtype,

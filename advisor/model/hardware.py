@@ -22,6 +22,7 @@ class Hardware:
     vendor: str  # nvidia | amd
     memory_gib: float  # on-board memory, GiB
     memory_bandwidth_gbs: float  # peak memory bandwidth, GB/s (1e9 B/s)
+    memory: str  # its kind, as the datasheet names it ("HBM3e", "GDDR7", "DDR4"): GDDR streams less of its peak
     bf16_tflops: float  # dense bf16/fp16 tensor throughput, TFLOP/s (no sparsity)
     interconnect: str  # what links GPUs for tensor parallelism
     interconnect_gbs: float  # per-GPU, one-direction link bandwidth, GB/s
@@ -59,6 +60,11 @@ class Hardware:
     @property
     def bandwidth_bytes_per_s(self) -> float:
         return self.memory_bandwidth_gbs * 1e9
+
+    @property
+    def gddr(self) -> bool:
+        """Graphics memory (GDDR6/6X/7: workstation and gaming cards, L4/L40/A10/A40) rather than stacked HBM."""
+        return self.memory.upper().startswith("GDDR")
 
     def peak_flops(self, dtype: str) -> float:
         """Dense tensor FLOP/s for a matmul compute dtype: "fp4", "fp8", else 16-bit. Without fp4 (fp8) tensor

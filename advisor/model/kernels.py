@@ -2,32 +2,37 @@
 of a kernel and of an all-reduce depend on the GPU generation and the link.
 
 A decode step at small batch does little work per kernel, so its time is set less by bytes and FLOPs than by how many
-kernels run and how long the shortest of them takes (launch ramp, tail, grid synchronisation). Two classes:
-- plain kernels (GEMMs over the weights, norms, rotary, KV-cache writes, attention, activations): a few hundred ns each
-  beyond their roofline work inside a full CUDA graph. A dense Llama layer launches 10 of them, and the 4.2 µs/layer
-  fitted on H100 (../shared/reference/gpu-measurements.md §1) is 10 x 0.42 µs;
+kernels run and how long the shortest of them takes (launch ramp, tail, grid synchronisation). Three classes:
+- GEMMs over the weights (projections, dense MLPs, shared experts): their time is the weights they stream
+  (`costmodel.forward_pass`); they carry no floor of their own;
+- small kernels (norms, rotary, KV-cache writes, the attention kernel, activations, the router, DSA's indexer
+  scoring): each takes a minimum duration on the GPU whatever the few bytes it moves, however it was launched (a
+  piecewise pass waits for its host on top). A dense Llama layer launches 6 of them, and `layer_floor_graph` is
+  quoted per 6: fitted on vLLM's own steps (§1's dense 8B on
+  H100 and §6's DeepSeek-V3.2 on B300, whose MoE layers launch 18, benchmarks/datasheet_fit.py);
 - MoE dispatch kernels (top-k, align, the two grouped GEMMs, combine): each does its own grid-wide work over a
   handful of tokens (one thread block with atomics in `moe_align_block_size`, a grid over every expert's blocks in
-  the Triton `fused_moe` kernel whatever few tokens it holds), so its minimum duration is microseconds, not hundreds
-  of ns. The routed experts' bytes hide under these floors at small batch (`costmodel.forward_pass`).
+  the Triton `fused_moe` kernel whatever few tokens it holds), so its minimum duration is several microseconds. The
+  routed experts' bytes hide under these floors at small batch (`costmodel.forward_pass`).
 
-Counts, per layer, as vLLM 0.32 builds each part (paths under vllm/):
+Counts, per layer, as vLLM 0.32 builds each part (paths under vllm/; GEMMs named but not counted):
 - norms: two fused add-RMSNorms (`model_executor/layers/layernorm.py`);
-- GQA / sliding-window / chunked attention: qkv GEMM, rotary, KV-cache write (`reshape_and_cache_flash`), the
-  attention kernel, o_proj GEMM (`model_executor/models/llama.py` `LlamaAttention`);
+- GQA / sliding-window / chunked attention: rotary, KV-cache write (`reshape_and_cache_flash`) and the attention
+  kernel around the qkv and o_proj GEMMs (`model_executor/models/llama.py` `LlamaAttention`);
 - MLA, absorbed for decode and verification (`model_executor/models/deepseek_v2.py` `DeepseekV2MLAAttention`,
   `model_executor/layers/attention/mla_attention.py`, the backends in `v1/attention/backends/mla/`: FlashMLA,
-  cutlass_mla, rocm_aiter_mla): fused q_a/kv_a GEMM, the q_a and kv_a norms, q_b GEMM, the W_UK batched GEMM, rotary,
-  `concat_and_cache_mla`, the split-KV decode kernel and its combine, the W_UV batched GEMM, o_proj GEMM;
+  cutlass_mla, rocm_aiter_mla): the q_a and kv_a norms, rotary, `concat_and_cache_mla`, the split-KV decode kernel
+  and its combine, around the fused q_a/kv_a, q_b, W_UK, W_UV and o_proj GEMMs;
 - DeepSeek sparse attention's indexer (V3.2, `deepseek_v2.py` `Indexer`, `v1/attention/backends/mla/indexer.py`):
-  wq_b, wk and weights_proj GEMMs, k_norm, rotary, the fp8 quantization and indexer-cache write, the fp8 MQA logits
-  and the top-k over them;
-- Gated-DeltaNet linear attention (`model_executor/layers/mamba/qwen_gdn_linear_attn.py`): two input GEMMs, the
-  causal conv, the gating, the recurrent kernel, the gated norm, out_proj GEMM;
-- dense MLP: gate_up GEMM, SiLU-and-mul, down GEMM (`llama.py` `LlamaMLP`);
+  k_norm, rotary, the fp8 quantization, the indexer-cache write, the fp8 MQA logits, their top-k and the weights'
+  scaling, around the wq_b, wk and weights_proj GEMMs;
+- Gated-DeltaNet linear attention (`model_executor/layers/mamba/qwen_gdn_linear_attn.py`): the causal conv, the
+  gating, the recurrent kernel and the gated norm, around two input GEMMs and out_proj;
+- dense MLP: SiLU-and-mul between the gate_up and down GEMMs (`llama.py` `LlamaMLP`);
 - MoE (`model_executor/layers/fused_moe/layer.py` `FusedMoE`, `fused_moe.py`, `moe_align_block_size.py`,
-  `router/`): the router GEMM and the activation are plain; top-k, align/permute, the two grouped GEMMs and the
-  combine (`moe_sum`) are MoE dispatch kernels; shared experts add a dense MLP's three;
+  `router/`): the router GEMM (hidden x experts: a few MB, floor-bound) and the activation are small kernels;
+  top-k, align/permute, the two grouped GEMMs and the combine (`moe_sum`) are MoE dispatch kernels; shared experts
+  add a dense MLP's activation around their two GEMMs;
 - per layer two tensor-parallel all-reduces when TP > 1 (after attention and after the MLP), see `allreduce_hops`.
 """
 
@@ -43,18 +48,20 @@ if TYPE_CHECKING:  # annotations only: modelspec imports nothing from here
     from advisor.model.hardware import Hardware
     from advisor.model.modelspec import ModelSpec
 
+# small kernels each part of a layer launches (GEMMs carry no floor: see above)
 NORMS = 2
-ATTENTION = {"gqa": 5, "mla": 11, "linear": 7}
-DSA_INDEXER = 10
-DENSE_MLP = 3
-MOE_PLAIN = 2  # router GEMM, activation
+ATTENTION = {"gqa": 3, "mla": 6, "linear": 4}
+DSA_INDEXER = 7
+DENSE_MLP = 1
+MOE_SMALL = 2  # router GEMM, activation
 MOE_DISPATCH = 5  # top-k, align/permute, grouped GEMM w13, grouped GEMM w2, combine
-SHARED_EXPERT = 3
-DENSE_LAYER_KERNELS = NORMS + ATTENTION["gqa"] + DENSE_MLP  # 10: what `layer_floor_graph` is quoted per
+SHARED_EXPERT = 1
+DENSE_LAYER_KERNELS = NORMS + ATTENTION["gqa"] + DENSE_MLP  # 6: what `layer_floor_graph` is quoted per
 
-# Minimum durations by generation, relative to Hopper's (H100/H200), for kernels and for the all-reduce: the fit in
-# benchmarks/datasheet_fit.py sets them where rows exist (Ampere: A100 rows; Blackwell: B200/B300 rows; CDNA3: the
-# MI300X rows of §6), and the other generations take their nearest one. CPUs run eagerly: no floors (enginecost).
+# Minimum durations by generation, relative to Hopper's (H100/H200), for kernels and for the all-reduce: vLLM's rows
+# on A100 set Ampere's and the MI300X rows of §6 CDNA3's (benchmarks/datasheet_fit.py); vLLM's B300 rows fit at
+# Hopper's floors, so data-center Blackwell shares them. The other generations take their nearest one. CPUs run
+# eagerly: no floors (enginecost).
 
 
 def generation(hw: Hardware) -> str:
@@ -91,16 +98,15 @@ def allreduce_hops(link_kind: str, tp) -> np.ndarray:
 
 
 def kernels_per_pass(model: ModelSpec) -> tuple[float, float]:
-    """(plain kernels, MoE dispatch kernels) one forward pass of `model` launches in its decoder layers (an MTP head:
+    """(small kernels, MoE dispatch kernels) one forward pass of `model` launches in its decoder layers (an MTP head:
     the one layer a pass runs). Counts are per layer kind, as above."""
     layers = model.layers_per_pass
     linear = model.linear_layers if model.kind != "mtp_head" else 0
     attention_layers = layers - linear
-    mla = model.is_mla
-    attn = attention_layers * (ATTENTION["mla"] if mla else ATTENTION["gqa"]) + linear * ATTENTION["linear"]
+    attn = attention_layers * ATTENTION["mla" if model.is_mla else "gqa"] + linear * ATTENTION["linear"]
     if model.index_topk:
         attn += attention_layers * DSA_INDEXER
     moe = model.moe_layers if model.kind != "mtp_head" else (1 if model.num_experts > 1 else 0)
     dense = layers - moe
-    mlp = dense * DENSE_MLP + moe * (MOE_PLAIN + (SHARED_EXPERT if model.shared_expert_intermediate_size else 0))
+    mlp = dense * DENSE_MLP + moe * (MOE_SMALL + (SHARED_EXPERT if model.shared_expert_intermediate_size else 0))
     return float(layers * NORMS + attn + mlp), float(moe * MOE_DISPATCH)

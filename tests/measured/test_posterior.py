@@ -12,6 +12,7 @@ from advisor.errors import InputError
 from advisor.measured.counts import Counts
 from advisor.measured.from_metrics import acceptance_from_metrics
 from advisor.measured.metrics import render
+from advisor.model.uncertainty import from_median_error
 from advisor.measured.posterior import (
     acceptance_from_counts,
     alpha_posterior,
@@ -145,13 +146,14 @@ def test_range_ends_are_the_posterior_quantiles_and_bracket_the_point(tmp_path):
 
 def test_verdict_enable_needs_the_low_end_to_clear_the_bar(tmp_path):
     # The same acceptance rates: measured on 20 drafts the 90% interval straddles the bar (marginal), measured on
-    # 20000 it clears it (enable) once the costs are exact (issue 27: the datasheet's own error still keeps it
-    # marginal, and the report says a cost measurement would settle it).
+    # 20000 it clears it (enable) once the costs are exact; a cost model 15% unsure keeps it marginal (issue 27),
+    # and the report says a cost measurement would settle it.
     few = _advice(_metrics_file(tmp_path, _iid_counts(0.5, 4, 20), name="few.prom"))
     many = _advice(_metrics_file(tmp_path, _iid_counts(0.5, 4, 20000), name="many.prom"))
     assert few.at_best(few.e2e_speedup) > ENABLE_THRESHOLD and many.at_best(many.e2e_speedup) > ENABLE_THRESHOLD
     assert min(few.e2e_range) < ENABLE_THRESHOLD <= min(many.e2e_range)
-    assert many.verdict == "marginal" and any("calibrate" in r for r in many.reasons)
+    unsure = advise(replace(many.scenario, cost_error=from_median_error(0.15, 0.15, "a cost model 15% unsure")))
+    assert unsure.verdict == "marginal" and any("calibrate" in r for r in unsure.reasons)
     exact = lambda a: advise(replace(a.scenario, cost_error=None))  # noqa: E731
     assert exact(few).verdict == "marginal" and exact(many).verdict == "enable"
     assert any("low end" in r and "measure acceptance" in r for r in exact(few).reasons)

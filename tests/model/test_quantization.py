@@ -19,7 +19,8 @@ def test_bytes_per_weight_include_the_group_scales():
 def test_compute_dtype_and_peaks():
     assert [q.compute_dtype(f) for f in ("fp8", "nvfp4", "nvfp4a16", "mxfp4", "int4")] == \
         ["fp8", "fp4", "bf16", "bf16", "bf16"]
-    gpu = {"name": "x", "vendor": "nvidia", "memory_gib": 80, "memory_bandwidth_gbs": 8000, "bf16_tflops": 1000,
+    gpu = {"name": "x", "vendor": "nvidia", "memory_gib": 80, "memory_bandwidth_gbs": 8000, "memory": "HBM3e",
+           "bf16_tflops": 1000,
            "interconnect": "nvlink", "interconnect_gbs": 900, "source": "-", "fp8_tflops": 2000}
     assert Hardware(slug="x", **gpu, fp4_tflops=4000).peak_flops("fp4") == 4000e12
     assert Hardware(slug="x", **gpu).peak_flops("fp4") == 1000e12  # no fp4 units: Marlin dequantizes to 16 bit
