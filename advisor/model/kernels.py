@@ -8,8 +8,8 @@ kernels run and how long the shortest of them takes (launch ramp, tail, grid syn
 - small kernels (norms, rotary, KV-cache writes, the attention kernel, activations, the router, DSA's indexer
   scoring): each takes a minimum duration on the GPU whatever the few bytes it moves, however it was launched (a
   piecewise pass waits for its host on top). A dense Llama layer launches 6 of them, and `layer_floor_graph` is
-  quoted per 6: fitted on vLLM's own steps (§1's dense 8B on
-  H100 and §6's DeepSeek-V3.2 on B300, whose MoE layers launch 18, benchmarks/datasheet_fit.py);
+  quoted per 6: fitted on vLLM's own steps (§1's dense 8B on H100, §6's DeepSeek-V3.2 on B300 whose MoE layers
+  launch 18, benchmarks/datasheet_fit.py);
 - MoE dispatch kernels (top-k, align, the two grouped GEMMs, combine): each does its own grid-wide work over a
   handful of tokens (one thread block with atomics in `moe_align_block_size`, a grid over every expert's blocks in
   the Triton `fused_moe` kernel whatever few tokens it holds), so its minimum duration is several microseconds. The
