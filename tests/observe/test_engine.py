@@ -108,12 +108,17 @@ def test_observe_derives_the_load_it_saw_and_a_schedule_that_follows_the_model(l
             (bucket,) = hist["buckets"]  # every request in the one bucket that holds the length sent
             assert bucket["lo"] < sent <= (bucket["hi"] or float("inf")) and bucket["count"] == w.phase.requests
             assert round(bucket["value"]) == sent
-        # The server runs at most what the generator keeps in flight, and reaches it; between one request's answer
-        # and the next one's arrival it runs one fewer, and the ramp and the tail run fewer still, so the samples
-        # sit mostly, not only, at the generator's concurrency (one at a time: exactly 1 whenever busy).
-        busy = {c["running"]: c["share"] for c in out["concurrency"] if c["running"] > 0}
-        mean = sum(c * s for c, s in busy.items()) / sum(busy.values())
-        assert max(busy) == w.phase.concurrency and mean >= w.phase.concurrency / 2, busy
+        # The mix is the window's gauge samples, exactly. The server never runs more than the generator keeps in
+        # flight (one at a time: exactly 1 whenever busy). How many samples land on the full load is the sampling
+        # thread's luck (it shares the GIL with the generator's eight: one CI run took 10 samples in 3.5 s, 6 of
+        # them at 1 running), so the load itself is checked by Little's law over the server's own counters: on
+        # average at least half the generator's concurrency ran.
+        samples = json.loads(w.path.read_text())["samples"]
+        levels = [round(running) for _, running, _ in samples]
+        assert {c["running"]: c["share"] for c in out["concurrency"]} == pytest.approx(
+            {c: levels.count(c) / len(levels) for c in set(levels)})
+        assert max(levels) <= w.phase.concurrency
+        assert out["little_concurrency"] >= w.phase.concurrency / 2
         assert out["speculation"]["k"] == K
         assert plan.read_text().count("[[workload]]") == 1 and picture.stat().st_size > 10_000
     # each phase's k at its own concurrency is the one the model finds best for its shape, so the schedules differ
