@@ -78,9 +78,12 @@ V1_FIT = ("vLLM's rows on NVIDIA HBM GPUs (S1, S6, S7, S9; first stage), then th
           "and the MI300X's (S8: CDNA3's scales; second stage); S2, S3, S4 and S10 are predicted out of sample")
 
 
+F_PER_TOKEN_S = 2.10103129e-5  # §1: what each batched token adds to a target forward, s
+
+
 def f_target(n_kv: float, n_batched: float) -> float:
     """§1: target forward, s."""
-    return 3.92645679e-8 * n_kv + 2.10103129e-5 * n_batched + 5.88590713e-3
+    return 3.92645679e-8 * n_kv + F_PER_TOKEN_S * n_batched + 5.88590713e-3
 
 
 def f_eagle(n_kv: float, n_spec: float) -> float:
@@ -274,7 +277,7 @@ def rows() -> list[Row]:
                        "P=6, O=200 (its default prompt); no engine around the model"))
 
     s4 = "S4 DFlash paper Table 5 (SGLang, B200)"
-    for b, val in [(1, 249), (4, 923), (8, 1739), (16, 3245), (32, 5349)]:
+    for b, val in DFLASH_B200:
         out.append(Row(f"4.dflash.b200.B{b}", s4, f"Llama-3.1-8B GSM8K concurrency {b}", val, "tok/s",
                        lambda v, b=b: tok_per_s_concurrency(setup(v, hw=B200, method="ngram", draft=None), b, 128, 256),
                        "P=128, O=256 assumed"))
@@ -315,6 +318,8 @@ def rows() -> list[Row]:
     return out + moe_rows(setup)
 
 
+DFLASH_B200 = [(1, 249), (4, 923), (8, 1739), (16, 3245), (32, 5349)]  # §2: concurrency, total tok/s
+B300_TOK_S = (125, 234)  # §6: DeepSeek-V3.2 on 8×B300 at concurrency 1, without and with MTP k = 1
 MI300X_MTP = [(1, 17348, 8229), (2, 17162, 8408), (4, 17948, 9737), (8, 19919, 11743), (16, 23709, 15483),
               (32, 30868, 21399), (64, 43848, 35074)]  # §6: concurrency, e2e ms without and with MTP k = 2
 
@@ -364,9 +369,10 @@ def moe_rows(setup) -> list[Row]:
 
     def b300(v):
         return setup(v, DSV32, B300, "mtp", DSV32.mtp_draft(), 8, "fp8", "fp8", overlap=None)
-    out.append(Row("9.b300.dsv32.base", s9, "DeepSeek-V3.2 decode, concurrency 1", 125, "tok/s",
+    base, mtp = B300_TOK_S
+    out.append(Row("9.b300.dsv32.base", s9, "DeepSeek-V3.2 decode, concurrency 1", base, "tok/s",
                    lambda v: tok_per_s_batch1(b300(v), 1024, 1024), "P=1024, O=1024 assumed; vLLM 0.32 engine"))
-    out.append(Row("9.b300.dsv32.mtp1", s9, "MTP k=1 at ~90% acceptance: speedup", 234 / 125, "x",
+    out.append(Row("9.b300.dsv32.mtp1", s9, "MTP k=1 at ~90% acceptance: speedup", mtp / base, "x",
                    lambda v: tok_per_s_batch1(b300(v), 1024, 1024, 1, 1.9) / tok_per_s_batch1(b300(v), 1024, 1024),
                    "AL 1.9; async scheduling (vLLM 0.32)"))
     s10 = "S10 gpustack lab (SGLang 0.5.3, H100)"
@@ -511,7 +517,7 @@ def checks(v: dict) -> dict[str, tuple[float, float, str]]:
     return {"(i) EAGLE proposal, k = 3, B = 1 [ms]": (float(eagle.draft_time(3, 1, L_IC)) * 1e3,
                                                        f_eagle(L_IC, 3) * 1e3, "§1 formula; within 25%"),
             "(ii) Llama-3.2-1B pass / Llama-3.1-8B step": (ratio, 0.375, "published ~37.5%; 30-45%"),
-            "(iii) per batched token, N = 8 -> 256 at fixed N_kv [µs]": (slope * 1e6, 2.10103129e-5 * 1e6,
+            "(iii) per batched token, N = 8 -> 256 at fixed N_kv [µs]": (slope * 1e6, F_PER_TOKEN_S * 1e6,
                                                                            "§1 formula; within 25%")}
 
 
@@ -571,7 +577,7 @@ def islands() -> tuple[list[tuple], tuple[float, float], tuple[float, float, flo
     out = []
     for source, what, model, hw, per_token in [
             ("S8", "DeepSeek-V3, 8×MI300X, SGLang 0.4.10", DSV3, MI300X, MI300X_MTP[0][1] / 1024),
-            ("S9", "DeepSeek-V3.2, 8×B300, vLLM", DSV32, B300, 1e3 / 125)]:
+            ("S9", "DeepSeek-V3.2, 8×B300, vLLM", DSV32, B300, 1e3 / B300_TOK_S[0])]:
         layer = per_token / model.num_layers * 1e3
         weights = float(model.layer_weight_bytes_read(1, "fp8")) / model.num_layers / (8 * hw.bandwidth_bytes_per_s)
         weights *= 1e6
@@ -579,9 +585,10 @@ def islands() -> tuple[list[tuple], tuple[float, float], tuple[float, float, flo
         out.append((source, what, per_token, layer, weights, kernels, (layer - weights) / kernels))
     (_, _, _, l8, w8, k8, r8), (_, _, _, l9, w9, k9, r9) = out
     cross = ((w8 + k8 * r9) / l8 - 1, (w9 + k9 * r8) / l9 - 1)
-    steps = [1e3 * b / tps for b, tps in [(1, 249), (32, 5349)]]  # §2 DFlash: step = concurrency / tok/s
+    (b1, tps1), (b2, tps2) = DFLASH_B200[0], DFLASH_B200[-1]  # a step = concurrency / tok/s
+    growth = (b2 / tps2 - b1 / tps1) / (b2 - b1) * 1e6
     compute = 2 * T8.active_params / (B200.peak_flops("bf16") * ec.DEFAULT_FLOPS_EFFICIENCY) * 1e6
-    return out, cross, ((steps[1] - steps[0]) / 31 * 1e3, 2.10103129e-5 * 1e6, compute)
+    return out, cross, (growth, F_PER_TOKEN_S * 1e6, compute)
 
 
 def median_abs(errors) -> float:

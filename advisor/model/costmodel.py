@@ -109,11 +109,11 @@ def step_time(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, tp
     """Seconds for one engine step of the target alone over `batch` sequences × `new_tokens` each, with `context`
     tokens cached: the step's fixed costs and one forward pass. `sampled` rows get logits (default all N: B in
     decode, B·(k+1) in verification); a `uniform` step (every sequence brings the same q: decode, verification)
-    replays one CUDA graph when it is small enough (`EngineCost.max_cudagraph_tokens`), any other runs piecewise."""
+    replays one CUDA graph when it is small enough (`EngineCost.fits_cudagraph`), any other runs piecewise."""
     batch = np.asarray(batch, dtype=float)
     q = np.asarray(new_tokens, dtype=float)
     tokens = batch * q
-    graph = uniform & (tokens <= cost.max_cudagraph_tokens(q))
+    graph = uniform & cost.fits_cudagraph(tokens, q)
     overhead = cost.step_overhead + cost.seq_overhead * batch + cost.token_overhead * tokens
     return overhead + forward_pass(model, cost, batch, q, context, sampled=tokens if sampled is None else sampled,
                                    graph=graph, tp=tp)
@@ -139,7 +139,7 @@ def draft_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, t
     q = np.asarray(new_tokens, dtype=float)
     tokens = batch * q
     host = cost.draft_pass_overhead + cost.seq_overhead * batch + cost.token_overhead * tokens
-    full = np.asarray(graph) & (tokens <= cost.max_cudagraph_tokens(q))
+    full = np.asarray(graph) & cost.fits_cudagraph(tokens, q)
     return (host if launched else 0.0) + forward_pass(model, cost, batch, q, context, sampled=batch, graph=full,
                                                       tp=tp, fusion_tokens=fusion_tokens)
 

