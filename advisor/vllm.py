@@ -25,6 +25,23 @@ MAX_NUM_SEQS = 256
 # `acceptance ngram` and `acceptance measure` measure at it: the pasted lookup is the one measured
 NGRAM_LOOKUP_DEFAULT = (5, 5)
 
+# RoPE types whose max_position_embeddings is already the scaled length, so vLLM does not multiply it by their
+# `factor`; any other type's factor (linear, dynamic) lengthens the context vLLM accepts. Gemma-3's length is scaled
+# already whatever its type. (vllm/config/model.py `_get_and_verify_max_len`)
+ROPE_TYPES_PRESCALED = frozenset({"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"})
+
+
+def derived_max_model_len(max_position_embeddings: int, rope: list[tuple[str, float]], model_type: str) -> int:
+    """The longest --max-model-len vLLM accepts for a model, tokens: max_position_embeddings, times the factor of
+    the last RoPE (`rope`: (rope_type, factor) each) whose type is not `ROPE_TYPES_PRESCALED`."""
+    factor = 1.0
+    if "gemma3" not in model_type:
+        for rope_type, each in rope:
+            if rope_type not in ROPE_TYPES_PRESCALED:
+                factor = each
+    return int(max_position_embeddings * factor)
+
+
 # --- this project's choices about vLLM ---------------------------------------------------------------------------
 # The longest draft evaluated, chosen or accepted (vLLM sets no bound). Any k beyond it adds at most E(α, ∞)/E(α, 16)
 # tokens per step: 2% at α = 0.8, 7% at 0.85, 20% at 0.9, for a verification 17 tokens wide.

@@ -9,8 +9,10 @@ from typing import Any
 
 from advisor.errors import InputError
 from advisor.model.config_fields import FLAGS, check_fields
+from advisor.model.config_names import normalise, rope_factors
 from advisor.model.modelspec import ModelSpec
 from advisor.model.quantization import from_quantization_config
+from advisor.vllm import derived_max_model_len
 
 # model_type -> what it is (and the vLLM model file whose layers are counted)
 SUPPORTED_MODEL_TYPES = {
@@ -169,8 +171,10 @@ def spec_from_config(config: dict[str, Any], name: str, hf_id: str | None = None
         arch = ", ".join(map(str, config.get("architectures") or ())) or "no architectures"
         raise InputError(f"{name!r}: model_type {model_type or '(none)'!r} ({arch}) is not modelled; supported: "
                          f"{', '.join(SUPPORTED_MODEL_TYPES)} (`specadvisor list models`)")
-    check_fields(cfg, name)
-    if cfg is not config:
+    wrapped, written = cfg is not config, cfg
+    cfg = normalise(written, model_type, name)  # one name per field, whoever wrote it
+    check_fields({key: cfg.get(key) for key in written}, name)  # errors name the key the file holds
+    if wrapped:
         check_fields({key: config[key] for key in FLAGS if key in config}, name)
     try:
         hidden, heads = int(need("hidden_size")), int(need("num_attention_heads"))
@@ -179,7 +183,7 @@ def spec_from_config(config: dict[str, Any], name: str, hf_id: str | None = None
             "name": meta.get("name", name),
             "hf_id": hf_id or meta.get("hf_id", name),
             "family": meta.get("family", cfg.get("model_type", "unknown")),
-            "kind": meta.get("kind", _kind(config) if cfg is config else "model"),
+            "kind": meta.get("kind", "model" if wrapped else _kind(config)),
             "vocab_size": int(need("vocab_size")),
             "hidden_size": hidden,
             "num_layers": layers,
@@ -193,7 +197,8 @@ def spec_from_config(config: dict[str, Any], name: str, hf_id: str | None = None
             "lm_head_vocab": int(cfg["draft_vocab_size"]) if cfg.get("draft_vocab_size") else None,
             "published_params_b": meta.get("published_params_b"),
             "trained_for": str(meta.get("target", "")),
-            "max_context": int(cfg["max_position_embeddings"]) if cfg.get("max_position_embeddings") else None,
+            "max_context": derived_max_model_len(cfg["max_position_embeddings"], rope_factors(cfg, name), model_type)
+            if cfg.get("max_position_embeddings") else None,
         }
         fields.update(_architecture(cfg, model_type, layers, hidden, need))
         quant = config.get("quantization_config") or cfg.get("quantization_config")

@@ -45,7 +45,7 @@ class ModelSpec(AttentionCost):
     lm_head_vocab: int | None = None  # EAGLE-3 heads predict over a reduced draft vocabulary
     published_params_b: float | None = None  # the model card's count, for sanity checks
     trained_for: str = ""  # EAGLE heads: the target model the head was trained on (profile metadata)
-    max_context: int | None = None  # max_position_embeddings: the longest --max-model-len vLLM accepts, tokens
+    max_context: int | None = None  # the longest --max-model-len vLLM accepts, tokens (`vllm.derived_max_model_len`)
     mtp_layers: int = 0  # the model's own multi-token-prediction layers (num_nextn_predict_layers), not in num_layers
     # MLA (DeepSeek-V2/V3, Kimi-K2): 0 = not MLA. The cache holds one latent of kv_lora_rank + qk_rope_head_dim
     # per token per layer, shared by all heads (vllm/model_executor/models/deepseek_v2.py `DeepseekV2MLAAttention`).
