@@ -20,6 +20,7 @@ from advisor.model.quantization import (
     kv_bytes_per_element,
     served_weight_dtype,
 )
+from advisor.model.quant_support import check_kv_cache, check_weights
 from advisor.model.speculative import Setup
 from advisor.model.uncertainty import CostError
 from advisor.profiles.calibrated import costs_from, profile_for
@@ -213,6 +214,11 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
         draft_dtype = target_dtype  # MTP layers ship in the target's checkpoint, quantized with it
     elif draft_spec is not None:
         draft_dtype = served_weight_dtype(checkpoint_of(draft_spec), draft_quantization, draft_spec.name)
+    check_weights(target_dtype, hw, target_spec.name)
+    check_kv_cache(kv_cache_dtype, hw, target_spec)
+    if draft_spec is not None and draft_spec.kind != "mtp_head":
+        check_weights(draft_dtype, hw, draft_spec.name)
+        check_kv_cache(kv_cache_dtype, hw, draft_spec)
     target_cost, draft_cost, source, cost_error = engine_costs(
         hw, target_spec, draft_spec, calibration, target_dtype, max_num_seqs, max_num_batched_tokens, tp=num_gpus,
         draft_weight_dtype=draft_dtype, kv_cache_dtype=kv_cache_dtype)

