@@ -177,3 +177,17 @@ def test_calibrate_reads_a_transformers_5_qwen3_moe_directory(tmp_path, capsys):
                  "--gpu", "cpu-xeon-icelake-2vcpu", "--out", str(tmp_path / "c.json")])
     err = capsys.readouterr().err
     assert code == 2 and "--repeats must be at least 3" in err and "num_experts" not in err
+
+
+def test_gemma4_global_attention_reads_back_from_per_layer_config(tmp_path):
+    """transformers 5 rewrites Gemma-4's global_head_dim / num_global_key_value_heads as per-layer overrides; the
+    normalised config holds them again (read by the gemma4 branch of the reader once issue 39's models land)."""
+    from advisor.model.config_names import normalise
+
+    save_with_transformers("gemma4", tmp_path)
+    text = json.loads((tmp_path / "config.json").read_text())["text_config"]
+    assert "global_head_dim" not in text and len(text["per_layer_config"]) == 5
+    back = normalise(text, "gemma4_text", "gemma-4")
+    published = CASES["gemma4"][1]()["text_config"]
+    assert (back["global_head_dim"], back["num_global_key_value_heads"]) == \
+        (published["global_head_dim"], published["num_global_key_value_heads"]) == (512, 2)

@@ -43,3 +43,39 @@ def test_recommend_prices_an_nvfp4_kv_cache_and_refuses_it_in_one_line(capsys):
     assert main([*args, "--gpu", "mi300x", "--kv-cache-dtype", "nvfp4"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "NVIDIA GPUs" in err and "Traceback" not in err
+
+
+def test_quark_mxfp4_runs_at_the_fp4_rate_on_cdna4():
+    """MI355X's profile arrives with issue 39's GPUs; its datasheet figures here only name the chip (gfx950)."""
+    from dataclasses import replace
+
+    from advisor.model.quantization import compute_dtype
+
+    mi355x = replace(load_hardware("mi300x"), slug="mi355x", name="AMD Instinct MI355X", fp4_tflops=10066.0)
+    check_weights("mxfp4a4", mi355x, "m")
+    assert mi355x.peak_flops(compute_dtype("mxfp4a4")) == 10066.0e12
+
+
+def test_recommend_on_a_w4a8_checkpoint_directory(tmp_path, capsys):
+    import json
+
+    from advisor.profiles.catalog import profiles_dir
+
+    config = json.loads((profiles_dir() / "models" / "llama-3.1-8b-instruct.json").read_text())
+    config.pop("_specadvisor")
+    config["quantization_config"] = {"quant_method": "compressed-tensors", "format": "pack-quantized", "ignore": [
+        "lm_head"], "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+            "num_bits": 4, "type": "int", "group_size": 128, "symmetric": True, "strategy": "group"},
+            "input_activations": {"num_bits": 8, "type": "float", "dynamic": True, "strategy": "token"}}}}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    args = ["recommend", "--target", str(tmp_path), "--method", "ngram", "--prompt-len", "2000", "--out-len", "500",
+            "--format", "json"]
+    assert main([*args, "--gpu", "h100-sxm"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    llama = load_model("llama-3.1-8b-instruct")
+    embeddings = 2 * llama.vocab_size * llama.hidden_size  # embed_tokens and lm_head stay 16 bit
+    hand = (embeddings * 2 + (llama.total_params - embeddings) * (4 + 16 / 128) / 8) / 1e9
+    assert abs(report["memory"]["target_weights_gb"] - hand) < 0.01  # norms' few weights at 16 bit, rounding
+    assert "(fp8)" in report["cost_source"]  # W4A8-fp8 multiplies in fp8 (CUTLASS W4A8)
+    assert main([*args, "--gpu", "b200"]) == 2
+    assert "compute capability 9.0" in capsys.readouterr().err
