@@ -124,13 +124,15 @@ class AttentionCost:
         return (self.full_layers * self.kv_row_bytes(kv_dtype_bytes) +
                 self.windowed_layers * self.kv_row_bytes(kv_dtype_bytes, full=False))
 
-    def linear_state_bytes(self, num_spec: int = 0, state_bytes: float = 2.0) -> float:
+    def linear_state_bytes(self, num_spec: int = 0, conv_bytes: float = 2.0) -> float:
         """One sequence's state in all linear-attention layers: the causal conv's last kernel - 1 (+ num_spec) inputs
-        and the recurrent v_heads x v_dim x k_dim matrix, in the model's dtype (vllm/model_executor/layers/mamba/
-        mamba_utils.py `MambaStateShapeCalculator.gated_delta_net_state_shape`, `gated_delta_net_state_dtype`: the
-        mamba cache dtype "auto" is the model's, whatever --kv-cache-dtype says)."""
+        in the model's dtype and the recurrent v_heads x v_dim x k_dim matrix in linear_state_dtype_bytes
+        (vllm/model_executor/layers/mamba/mamba_utils.py `MambaStateShapeCalculator.gated_delta_net_state_shape`,
+        `_mamba_state_dtype`: the mamba cache dtype "auto" is the model's whatever --kv-cache-dtype says, the
+        temporal state's is mamba_ssm_cache_dtype, which Qwen3.5 sets from its config's mamba_ssm_dtype:
+        vllm/model_executor/models/config.py `Qwen3_5ForConditionalGenerationConfig`)."""
         conv = self.linear_conv_channels * (self.linear_conv_kernel - 1 + num_spec)
-        return self.linear_layers * (conv + self.linear_state_elements) * state_bytes
+        return self.linear_layers * (conv * conv_bytes + self.linear_state_elements * self.linear_state_dtype_bytes)
 
     # --- one step's reads ----------------------------------------------------------------------------------------
     def _attended(self, context: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:

@@ -44,6 +44,9 @@ SUPPORTED_MODEL_TYPES = {
     "llama4": "Llama-4 Scout/Maverick: MoE + shared expert, chunked local attention 3:1 (llama4.py)",
     "llama4_text": "Llama-4 text-only (llama4.py)",
 }
+# Qwen3.5's mamba_ssm_dtype -> the recurrent state's bytes ("auto", absent: the model's 16-bit dtype;
+# vllm/model_executor/models/config.py `Qwen3_5ForConditionalGenerationConfig`)
+SSM_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "auto": 2}
 # A config without model_type (hand-written, or an EAGLE head's) is read by its architecture, as vLLM's registry does
 # (vllm/model_executor/models/registry.py)
 _ARCHITECTURES = {"LlamaForCausalLM": "llama", "EagleLlamaForCausalLM": "llama", "LlamaForCausalLMEagle3": "llama",
@@ -127,6 +130,11 @@ def _architecture(cfg: dict[str, Any], model_type: str, layers: int, hidden: int
                    linear_mixer_params=hidden * (2 * key + 2 * value) + hidden * 2 * v_heads + conv * kernel
                    + 2 * v_heads + v_dim + value * hidden,
                    gated_attention=bool(get("attn_output_gate", True)))
+    if model_type in ("qwen3_5_text", "qwen3_5_moe_text"):  # vLLM reads mamba_ssm_dtype for Qwen3.5 only
+        ssm = str(get("mamba_ssm_dtype") or "auto")
+        if ssm not in SSM_DTYPE_BYTES:
+            raise InputError(f"mamba_ssm_dtype {ssm!r} is not one of {', '.join(SSM_DTYPE_BYTES)}")
+        out["linear_state_dtype_bytes"] = SSM_DTYPE_BYTES[ssm]
     if model_type == "llama4_text":
         # llama4.py: layer i is MoE when (i + 1) % interleave_moe_layer_step == 0, else a dense MLP of
         # intermediate_size_mlp; each MoE layer has one shared expert as wide as an expert; layers with

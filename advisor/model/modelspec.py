@@ -76,6 +76,7 @@ class ModelSpec(AttentionCost):
     linear_conv_channels: int = 0  # the causal conv's channels (conv state: channels x (kernel - 1))
     linear_conv_kernel: int = 0
     linear_state_elements: int = 0  # recurrent state per sequence per layer: v_heads · v_dim · k_dim
+    linear_state_dtype_bytes: int = 2  # the recurrent state's bytes per element (Qwen3.5: mamba_ssm_dtype float32)
     # The checkpoint's own quantization (config.json quantization_config): its format and the parts left 16 bit
     quantization: str | None = None  # vLLM's quant_method
     quantized_dtype: str | None = None  # advisor.model.quantization format name ("fp8", "mxfp4", "int4-g128", ...)

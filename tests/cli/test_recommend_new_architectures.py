@@ -120,7 +120,9 @@ def test_qwen3_5_27b_dense_hybrid_with_its_mtp_layer_on_one_h100(capsys):
     assert r["memory"]["target_weights_gb"] == pytest.approx(total * 2 / GB, rel=1e-3)
     # the MTP layer: one gated full-attention block with the dense MLP, and its 2h x h eh_proj
     assert r["memory"]["draft_weights_gb"] == pytest.approx((attention + mlp + 2 * h * h) * 2 / GB, rel=1e-3)
-    state = linear * ((4 - 1) * (2 * qk + v) + 48 * 128 * 128) * 2
+    # each request holds the linear layers' state twice ("align" prefix caching): the conv's last 3 inputs in bf16
+    # and the 48 x 128 x 128 recurrent state in float32, the config's mamba_ssm_dtype, which vLLM takes for Qwen3.5
+    state = linear * ((4 - 1) * (2 * qk + v) * 2 + 48 * 128 * 128 * 4)
     assert r["memory"]["kv_bytes_per_token_baseline"] == pytest.approx(full * 2 * 4 * 256 * 2 + 2 * state / 3008,
                                                                        rel=1e-6)
 

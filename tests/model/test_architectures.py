@@ -6,7 +6,7 @@ import pytest
 
 from advisor.errors import InputError
 from advisor.model.config_reader import SUPPORTED_MODEL_TYPES, spec_from_config
-from tests.model.test_config_reader import TINY_MLA
+from tests.model.test_config_reader import TINY_MLA, TINY_NEXT
 
 # GLM-5.2-shaped DSA miniature: 8 MLA layers, an indexer of 2 heads x 128 (one fp32 scale per 128 keys)
 TINY_DSA = {**TINY_MLA, "model_type": "glm_moe_dsa", "architectures": ["GlmMoeDsaForCausalLM"],
@@ -107,3 +107,15 @@ def test_the_new_model_types_are_listed_and_read_by_architecture_too():
         assert model_type in SUPPORTED_MODEL_TYPES
     by_arch = {k: v for k, v in TINY_DSA.items() if k != "model_type"}
     assert spec_from_config(by_arch, "dsa").index_layers == 8
+
+
+def test_qwen3_5_recurrent_state_takes_its_configs_mamba_ssm_dtype():
+    """vLLM sets Qwen3.5's mamba_ssm_cache_dtype from the config's mamba_ssm_dtype (float32 in every published one);
+    the conv state stays in the model's dtype. Qwen3-Next's config has no such key: its state is 16 bit."""
+    text = {**TINY_NEXT, "model_type": "qwen3_5_moe_text", "mtp_num_hidden_layers": 1}
+    wrapped = {"model_type": "qwen3_5_moe", "text_config": {**text, "mamba_ssm_dtype": "float32"}}
+    conv, state = 3 * 64 * 3, 3 * 4 * 8 * 8  # 3 linear layers: 64 conv channels x (kernel - 1); 4 v heads x 8 x 8
+    assert spec_from_config(wrapped, "q35").linear_state_bytes() == conv * 2 + state * 4
+    assert spec_from_config(text, "q35").linear_state_bytes() == (conv + state) * 2
+    with pytest.raises(InputError, match="mamba_ssm_dtype"):
+        spec_from_config({**text, "mamba_ssm_dtype": "int8"}, "q35")
