@@ -65,16 +65,34 @@ def gemma4(cfg: dict[str, Any], layers: int, need: Need) -> dict[str, Any]:
             raise InputError(f"gemma4 with {key} {cfg[key]} (per-layer embeddings or KV-shared layers) is not "
                              "modelled")
     types = layer_types(cfg, layers, 6, "sliding_attention", "full_attention")
+    head_dim, kv_heads = _gemma4_global_shape(cfg, types)
     out: dict[str, Any] = {"sliding_window": int(need("sliding_window")),
-                           "sliding_layers": count(types, "sliding_attention"),
-                           "global_head_dim": int(cfg.get("global_head_dim") or 512)}
-    if cfg.get("attention_k_eq_v", True) and cfg.get("num_global_key_value_heads"):
-        out["global_kv_heads"] = int(cfg["num_global_key_value_heads"])
+                           "sliding_layers": count(types, "sliding_attention"), "global_head_dim": head_dim,
+                           "global_kv_heads": kv_heads}
     if cfg.get("num_experts") is not None:
         out.update(num_experts=int(need("num_experts")), experts_per_token=int(need("top_k_experts")),
                    intermediate_size=int(cfg.get("moe_intermediate_size") or need("expert_intermediate_size")),
                    shared_expert_intermediate_size=int(need("intermediate_size")))
     return out
+
+
+def _gemma4_global_shape(cfg: dict[str, Any], types: list[str]) -> tuple[int, int]:
+    """(head_dim, KV heads) of Gemma-4's full-attention layers (0: as the others). transformers 5 saves them as
+    per_layer_config overrides of those layers ({"05": {"head_dim": 512, "num_key_value_heads": 2}, ...}); a config
+    written before holds global_head_dim (default 512) and, where attention_k_eq_v (default false),
+    num_global_key_value_heads, from which Gemma4TextConfig.__post_init__ builds the same overrides."""
+    per_layer = cfg.get("per_layer_config")
+    if not per_layer:
+        kv_heads = cfg.get("num_global_key_value_heads") if cfg.get("attention_k_eq_v") else None
+        return int(cfg.get("global_head_dim") or 512), int(kv_heads or 0)
+    full = {i for i, kind in enumerate(types) if kind == "full_attention"}
+    overrides = list(per_layer.values()) if isinstance(per_layer, dict) else []
+    shapes = {(o.get("head_dim"), o.get("num_key_value_heads")) for o in overrides if isinstance(o, dict)}
+    if len(overrides) != len(full) or {int(i) for i in per_layer} != full or len(shapes) != 1:
+        raise InputError("gemma4 per_layer_config that does not override every full-attention layer alike is not "
+                         "modelled")
+    head_dim, kv_heads = shapes.pop()
+    return int(head_dim or 0), int(kv_heads or 0)
 
 
 def hy_v3(cfg: dict[str, Any], layers: int, need: Need) -> dict[str, Any]:

@@ -119,3 +119,20 @@ def test_qwen3_5_recurrent_state_takes_its_configs_mamba_ssm_dtype():
     assert spec_from_config(text, "q35").linear_state_bytes() == (conv + state) * 2
     with pytest.raises(InputError, match="mamba_ssm_dtype"):
         spec_from_config({**text, "mamba_ssm_dtype": "int8"}, "q35")
+
+
+def test_gemma4_global_layers_as_transformers_5_saves_them():
+    """transformers 5 drops global_head_dim / num_global_key_value_heads on save and writes per_layer_config
+    overrides of the full-attention layers (keys as zero-padded strings), which vLLM's gemma4.py reads."""
+    text = {k: v for k, v in TINY_GEMMA4["text_config"].items()
+            if k not in ("global_head_dim", "num_global_key_value_heads")}
+    saved = {**TINY_GEMMA4, "text_config": {**text, "per_layer_config": {"05": {"head_dim": 16,
+                                                                                "num_key_value_heads": 1}}}}
+    assert spec_from_config(saved, "g4").kv_bytes_per_token() == \
+        spec_from_config(TINY_GEMMA4, "g4").kv_bytes_per_token() == (5 * 2 * 4 * 8 + 2 * 1 * 16) * 2
+    # without attention_k_eq_v (the class default is false) the global layers keep num_key_value_heads
+    plain = {**TINY_GEMMA4, "text_config": {**TINY_GEMMA4["text_config"], "attention_k_eq_v": False}}
+    assert spec_from_config(plain, "g4").kv_bytes_per_token() == (5 * 2 * 4 * 8 + 2 * 4 * 16) * 2
+    odd = {**TINY_GEMMA4, "text_config": {**text, "per_layer_config": {"0": {"head_dim": 16}}}}
+    with pytest.raises(InputError, match="per_layer_config"):
+        spec_from_config(odd, "g4")
