@@ -104,11 +104,13 @@ def resolve_acceptance(inp: AcceptanceInput, temperature: float, read_metrics: M
 
 def default_draft(target: ModelSpec, method: str) -> str | None:
     """The draft a user would most likely pair: for EAGLE, the head trained for this target (eagle3: an EAGLE-3
-    head); for a draft model, the largest same-family profile at most 1/8 of the target's size (an MoE's active
-    size; smaller drafts are cheaper but accept less). A text lookup and an MTP layer need no profile (None)."""
+    head; eagle: an EAGLE-1 head where one ships, Llama-3.1-8B having both); for a draft model, the largest
+    same-family profile at most 1/8 of the target's size (an MoE's active size; smaller drafts are cheaper but
+    accept less). A text lookup and an MTP layer need no profile (None)."""
     if method in TEXT_LOOKUP or method == "mtp":
         return None
     drafts: list[tuple[int, int, str]] = []  # (params, context, name): same family and vocabulary, <= 1/3 the size
+    heads: list[tuple[bool, str]] = []  # (not the method's own kind of head, name)
     # A draft's pass costs its whole weights; an MoE target's step reads only the experts its tokens touch, so it is
     # sized against the target's active parameters (a 30B-A3B is a 3B-class target for a dense draft).
     size = target.active_params + target.embedding_params if target.moe_layers else target.total_params
@@ -119,13 +121,15 @@ def default_draft(target: ModelSpec, method: str) -> str | None:
         if (method in ("eagle", "eagle3") and candidate.kind == "eagle_head" and (method == "eagle" or
                                                                                  candidate.is_eagle3)
                 and slug(candidate.trained_for) == slug(target.name)):
-            return name
+            heads.append((candidate.is_eagle3 != (method == "eagle3"), name))
         if method == "draft_model" and candidate.kind == "model" and candidate.total_params * 3 <= size:
             drafts.append((candidate.total_params, candidate.max_context or 0, name))
+    if heads:
+        return min(heads)[1]
     if not drafts:
         what = {"eagle": "EAGLE head", "eagle3": "EAGLE-3 head"}.get(method, "draft model")
-        raise InputError(f"no {what} profile matches "
-                         f"{target.name}: pass --draft NAME|DIR")
+        mtp = ", or --method mtp (its own MTP layers)" if target.mtp_layers else ""
+        raise InputError(f"no {what} profile matches {target.name}: pass --draft NAME|DIR{mtp}")
     # Smaller drafts are cheaper but accept less: the largest at most 1/8 of the target (a 1B for an 8B's size
     # class, an 8B for a 70B), else the smallest of the family (a 2B for a 9B); among equals, the longest context.
     small = [d for d in drafts if d[0] * 8 <= size]

@@ -56,8 +56,10 @@ A40 = Hardware(slug="a40", name="NVIDIA A40 48GB", vendor="nvidia", memory_gib=4
 
 T8, D1 = load_model("llama-3.1-8b-instruct"), load_model("llama-3.2-1b-instruct")
 DSV3 = load_model("deepseek-v3")
-# DeepSeek-V3.2: V3's architecture plus the sparse-attention indexer (config index_topk 2048; no profile of its own)
-DSV32 = replace(DSV3, name="DeepSeek-V3.2", index_topk=2048)
+# DeepSeek-V3.2 as §6's fit was made: V3's architecture plus the sparse-attention indexer's kernels in every layer
+# (config index_topk 2048). Its own profile (deepseek-v3.2) also counts the indexer's weights, keys and reads, which
+# the fit predates; the lead decides whether to refit on it.
+DSV32 = replace(DSV3, name="DeepSeek-V3.2", index_topk=2048, index_layers=DSV3.num_layers)
 E8 = load_model("eagle-llama3.1-instruct-8b")  # EAGLE-1: one layer, the target's 128k lm_head, fc 2h -> h
 # vLLM PR #24343's pruned-vocabulary EAGLE-1 head: the pruned size is not in the reference; 32k assumed (the size
 # EAGLE-3 heads use for Llama 3). Its lm_head is what shrinks (an EAGLE-1 head keeps its 2h -> h fusion).

@@ -49,7 +49,17 @@ def test_eagle3_finds_the_eagle3_head_and_text_lookups_need_none():
     assert default_draft(target, "eagle3") == "eagle3-llama3.3-instruct-70b"
     assert default_draft(target, "suffix") is None and default_draft(target, "mtp") is None
     with pytest.raises(InputError, match="no EAGLE-3 head profile matches"):
-        default_draft(load_model("llama-3.1-8b-instruct"), "eagle3")
+        default_draft(load_model("qwen2.5-7b-instruct"), "eagle3")
+    # Llama-3.1-8B ships both kinds: each method takes its own; eagle falls back to an EAGLE-3 head (Llama-3.3-70B)
+    llama8b = load_model("llama-3.1-8b-instruct")
+    assert default_draft(llama8b, "eagle3") == "eagle3-llama3.1-instruct-8b"
+    assert default_draft(llama8b, "eagle") == "eagle-llama3.1-instruct-8b"
+    assert default_draft(target, "eagle") == "eagle3-llama3.3-instruct-70b"
+
+
+def test_a_target_with_mtp_layers_is_pointed_at_them_when_no_draft_model_matches():
+    with pytest.raises(InputError, match="or --method mtp"):
+        default_draft(load_model("hy3"), "draft_model")
 
 
 def test_quantization_and_kv_cache_dtype_flow_into_costs_and_the_paste():

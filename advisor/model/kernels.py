@@ -104,8 +104,7 @@ def kernels_per_pass(model: ModelSpec) -> tuple[float, float]:
     linear = model.linear_layers if model.kind != "mtp_head" else 0
     attention_layers = layers - linear
     attn = attention_layers * ATTENTION["mla" if model.is_mla else "gqa"] + linear * ATTENTION["linear"]
-    if model.index_topk:
-        attn += attention_layers * DSA_INDEXER
+    attn += (model.index_layers if model.kind != "mtp_head" else min(model.index_layers, 1)) * DSA_INDEXER
     moe = model.moe_layers if model.kind != "mtp_head" else (1 if model.num_experts > 1 else 0)
     dense = layers - moe
     mlp = dense * DENSE_MLP + moe * (MOE_SMALL + (SHARED_EXPERT if model.shared_expert_intermediate_size else 0))

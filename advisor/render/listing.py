@@ -32,6 +32,10 @@ def model_lines(supported_types: Iterable[str] = ()) -> list[str]:
             notes.append(f"{spec.mtp_layers} MTP layer{'s' if spec.mtp_layers > 1 else ''}")
         if spec.num_experts > 1:
             notes.append(f"MoE {spec.experts_per_token} of {spec.num_experts} experts")
+        if spec.linear_layers:
+            notes.append(f"{spec.linear_layers} linear-attention layers")
+        if spec.index_topk:
+            notes.append(f"sparse attention top-{spec.index_topk}")
         lines.append(f"{name:<{width}} {spec.kind:<10} {spec.family:<12} {size:<22} {'; '.join(notes)}".rstrip())
     if supported_types:
         lines.append(f"config.json model_types read from a directory: {', '.join(sorted(supported_types))}")

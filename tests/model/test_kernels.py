@@ -30,10 +30,19 @@ def test_an_mla_moe_layer_launches_more_kernels_than_a_dense_one():
     moe = dsv3.moe_layers
     assert dispatch == kernels.MOE_DISPATCH * moe
     assert small / dsv3.num_layers > kernels.DENSE_LAYER_KERNELS
-    with_indexer = kernels.kernels_per_pass(replace(dsv3, index_topk=2048))[0]
-    assert with_indexer - small == kernels.DSA_INDEXER * dsv3.num_layers
     # an MTP head runs its one MoE layer per pass
     assert kernels.kernels_per_pass(dsv3.mtp_draft())[1] == kernels.MOE_DISPATCH
+
+
+def test_dsa_indexers_launch_their_kernels_where_they_run():
+    """DeepSeek-V3.2 is V3 with an indexer in every layer; GLM-5.2 runs one in 21 of its 78 (the rest reuse the
+    previous top-k), GLM-5 in all 78. An MTP head's one layer has its own indexer."""
+    dsv3, dsv32 = load_model("deepseek-v3"), load_model("deepseek-v3.2")
+    assert kernels.kernels_per_pass(dsv32)[0] - kernels.kernels_per_pass(dsv3)[0] == kernels.DSA_INDEXER * 61
+    glm5, glm52 = load_model("glm-5"), load_model("glm-5.2")
+    assert kernels.kernels_per_pass(glm5)[0] - kernels.kernels_per_pass(glm52)[0] == kernels.DSA_INDEXER * (78 - 21)
+    assert kernels.kernels_per_pass(glm52.mtp_draft())[0] - kernels.kernels_per_pass(
+        replace(glm52.mtp_draft(), index_layers=0))[0] == kernels.DSA_INDEXER
 
 
 def test_generations_and_links_come_from_the_profiles():
