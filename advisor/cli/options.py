@@ -66,8 +66,8 @@ SCENARIO_OPTIONS = [
                                                        "none, the datasheet's costs).")),
     _option("quantization", Optional[str], typer.Option(None, help="vLLM's --quantization for the target: fp8 "
                                                         "(online) on a 16-bit checkpoint; a quantized checkpoint's "
-                                                        "own (fp8, compressed-tensors, modelopt, mxfp4, quark, awq, gptq) "
-                                                        "is read from its config.json.")),
+                                                        "own (fp8, compressed-tensors, modelopt, mxfp4, quark, awq, "
+                                                        "gptq) is read from its config.json.")),
     _option("draft_quantization", Optional[str], typer.Option(None, help="The same for the draft model "
                                                               "(speculative config's quantization).")),
     _option("kv_cache_dtype", str, typer.Option("auto", help="vLLM's --kv-cache-dtype: auto (the model's dtype), "

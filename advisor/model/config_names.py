@@ -15,9 +15,9 @@ What transformers 5 (5.19, read in its models/<type>/configuration_<type>.py) re
   serves a float32 checkpoint in 16 bit too (vllm/config/model.py `_resolve_auto_dtype`), so weights cost 16 bits.
 - Qwen2-MoE writes `sliding_window` 0 where it uses none (configuration_qwen2_moe.py `__post_init__`: `sliding_window
   if use_sliding_window else 0`; transformers 4 kept the configured window): read as no window.
-- Gemma-4 turns `global_head_dim` and `num_global_key_value_heads` into `per_layer_config`, one override per
-  full-attention layer keyed by its index (configuration_gemma4.py `Gemma4TextConfig.__post_init__`; vLLM reads the
-  overrides, vllm/model_executor/models/gemma4.py): read back into the two fields when the overrides agree.
+- Gemma-4 turns `global_head_dim` and `num_global_key_value_heads` into `per_layer_config` overrides, and
+  DeepSeek-V3.2 / Kimi-K2.5 write `head_dim` as qk_rope_head_dim: their readers take either form
+  (architectures.py `_gemma4_global_shape`; the MLA branch computes head_dim from qk_nope + qk_rope).
 - Qwen3-Next / Qwen3.5 drop `full_attention_interval` for the `layer_types` it expands to, and Gemma-3 writes
   `_sliding_window_pattern` beside its `layer_types` (configuration_qwen3_next.py, configuration_gemma3.py
   `__post_init__`): the reader takes layer_types first.
@@ -66,8 +66,6 @@ def normalise(cfg: dict[str, Any], model_type: str, name: str) -> dict[str, Any]
     window = out.get("sliding_window")
     if type(window) is int and window == 0 and not out.get("use_sliding_window"):
         out["sliding_window"] = None  # transformers 5's Qwen2-MoE writes 0 for "no window" (above)
-    if model_type.startswith("gemma4"):
-        _gemma4_global_attention(out)
     if out.get("rope_parameters") is None and (out.get("rope_scaling") or out.get("rope_theta") is not None):
         legacy = dict(out.get("rope_scaling") or {})
         legacy.setdefault("rope_type", legacy.get("type", "default"))
@@ -75,21 +73,6 @@ def normalise(cfg: dict[str, Any], model_type: str, name: str) -> dict[str, Any]
             legacy.setdefault("rope_theta", out["rope_theta"])
         out["rope_parameters"] = legacy
     return out
-
-
-def _gemma4_global_attention(cfg: dict[str, Any]) -> None:
-    """global_head_dim / num_global_key_value_heads from transformers 5's per_layer_config, when every overridden
-    (full-attention) layer overrides them alike."""
-    overrides = cfg.get("per_layer_config")
-    if not isinstance(overrides, dict) or not overrides:
-        return
-    distinct = {tuple(sorted(each.items())) for each in overrides.values() if isinstance(each, dict)}
-    if len(distinct) != 1:
-        return  # layers that differ are read per layer, or not at all
-    only = dict(next(iter(distinct)))
-    for written, field in (("head_dim", "global_head_dim"), ("num_key_value_heads", "num_global_key_value_heads")):
-        if written in only and cfg.get(field) is None:
-            cfg[field] = only[written]
 
 
 def rope_factors(cfg: dict[str, Any], name: str) -> list[tuple[str, float]]:

@@ -13,7 +13,8 @@ MOE = {**LLAMA, "model_type": "qwen3_moe", "moe_intermediate_size": 32, "num_exp
 
 
 def test_either_name_of_an_expert_count_is_read():
-    old, new = spec_from_config({**MOE, "num_experts": 8}, "old"), spec_from_config({**MOE, "num_local_experts": 8}, "new")
+    old = spec_from_config({**MOE, "num_experts": 8}, "old")
+    new = spec_from_config({**MOE, "num_local_experts": 8}, "new")
     assert old.num_experts == new.num_experts == 8 and old.total_params == new.total_params
 
 

@@ -1,5 +1,5 @@
 """Every model type the reader reads, as transformers 5 writes it: its own config class is built from a catalog
-profile's values (or a published config from tests/data/model-configs where no profile exists yet),
+profile's values (or a published config written out below for the types no profile has),
 `save_pretrained` writes config.json, and the project's reader must give the same architecture facts (every
 ModelSpec field but the names) as it gives for the profile. Config objects only, no weights.
 
@@ -19,7 +19,6 @@ if int(transformers.__version__.split(".")[0]) < 5:
     pytest.skip("the round trip checks the names transformers >= 5 writes", allow_module_level=True)
 from transformers import CONFIG_MAPPING  # noqa: E402
 
-REFERENCE = Path(__file__).resolve().parents[1] / "data" / "model-configs"  # see its SOURCE.md
 # ModelSpec fields that name a model rather than describe it (a saved directory has no `_specadvisor` block)
 NAMES = {"name", "hf_id", "family", "published_params_b", "trained_for"}
 
@@ -47,10 +46,6 @@ def _profile(name: str) -> dict:
     return json.loads((profiles_dir() / "models" / f"{name}.json").read_text())
 
 
-def _reference(name: str) -> dict:
-    return json.loads((REFERENCE / f"{name}.json").read_text())
-
-
 def _text(source: dict, model_type: str) -> dict:
     """A wrapper's language model on its own, as a text-only checkpoint of it is written."""
     return {**source["text_config"], "model_type": model_type}
@@ -75,11 +70,10 @@ CASES = {
     # writes its defaults, 32768 and a dense width no layer uses (decoder_sparse_step 1)
     "qwen3_next": ("Qwen3NextConfig", lambda: _profile("qwen3-next-80b-a3b-instruct"),
                    {"max_context": 32768, "dense_intermediate_size": 5632}),
-    "qwen3_5_text": ("Qwen3_5TextConfig", lambda: _text(_reference("Qwen3.5-27B"), "qwen3_5_text"), {}),
-    "qwen3_5_moe_text": ("Qwen3_5MoeTextConfig",
-                         lambda: _text(_reference("Qwen3.5-35B-A3B"), "qwen3_5_moe_text"), {}),
-    "qwen3_5": ("Qwen3_5Config", lambda: _reference("Qwen3.5-27B"), {}),
-    "qwen3_5_moe": ("Qwen3_5MoeConfig", lambda: _reference("Qwen3.5-122B-A10B"), {}),
+    "qwen3_5_text": ("Qwen3_5TextConfig", lambda: _profile("qwen3.5-9b"), {}),
+    "qwen3_5_moe_text": ("Qwen3_5MoeTextConfig", lambda: _text(_profile("qwen3.5-35b-a3b"), "qwen3_5_moe_text"), {}),
+    "qwen3_5": ("Qwen3_5Config", lambda: _profile("qwen3.5-27b"), {}),
+    "qwen3_5_moe": ("Qwen3_5MoeConfig", lambda: _profile("qwen3.5-397b-a17b"), {}),
     "deepseek_v2": ("DeepseekV2Config", lambda: DEEPSEEK_V2_LITE, {}),
     "deepseek_v3": ("DeepseekV3Config", lambda: _profile("deepseek-v3"), {}),
     # no transformers class of its own: Kimi-K2.5's wrapper rebuilds it as DeepseekV3Config (config_names.py)
@@ -89,13 +83,15 @@ CASES = {
     "llama4": ("Llama4Config", lambda: _profile("llama-4-maverick-17b-128e-instruct"), {}),
     "llama4_text": ("Llama4TextConfig",
                     lambda: _text(_profile("llama-4-maverick-17b-128e-instruct"), "llama4_text"), {}),
-    # the model types issue 39 adds (read once their branch is merged): published configs
-    "kimi_k25": ("Kimi_K25Config", lambda: _reference("Kimi-K2.5"), {}),
-    "minimax_m2": ("MiniMaxM2Config", lambda: _reference("MiniMax-M2.5"), {}),
-    "glm_moe_dsa": ("GlmMoeDsaConfig", lambda: _reference("GLM-5"), {}),
-    "deepseek_v32": ("DeepseekV32Config", lambda: _reference("DeepSeek-V3.2"), {}),
-    "gemma4": ("Gemma4Config", lambda: _reference("gemma-4-26B-A4B"), {}),
-    "gemma4_text": ("Gemma4TextConfig", lambda: _text(_reference("gemma-4-26B-A4B"), "gemma4_text"), {}),
+    # Kimi-K2.5: its kimi_k2 language model comes back as deepseek_v3 (config_names.py)
+    "kimi_k25": ("Kimi_K25Config", lambda: _profile("kimi-k2.5"), {}),
+    "minimax_m2": ("MiniMaxM2Config", lambda: _profile("minimax-m2.5"), {}),
+    "glm_moe_dsa": ("GlmMoeDsaConfig", lambda: _profile("glm-5.2"), {}),  # 21 indexers shared over 78 layers
+    "deepseek_v32": ("DeepseekV32Config", lambda: _profile("deepseek-v3.2"), {}),
+    # transformers 5 writes the global layers' shape as per_layer_config overrides
+    "gemma4": ("Gemma4Config", lambda: _profile("gemma-4-26b-a4b"), {}),
+    "gemma4_text": ("Gemma4TextConfig", lambda: _text(_profile("gemma-4-26b-a4b"), "gemma4_text"), {}),
+    "hy_v3": ("HYV3Config", lambda: _profile("hy3"), {}),
 }
 READ = sorted(set(SUPPORTED_MODEL_TYPES) | set(_WRAPPERS))
 
@@ -178,16 +174,3 @@ def test_calibrate_reads_a_transformers_5_qwen3_moe_directory(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "--repeats must be at least 3" in err and "num_experts" not in err
 
-
-def test_gemma4_global_attention_reads_back_from_per_layer_config(tmp_path):
-    """transformers 5 rewrites Gemma-4's global_head_dim / num_global_key_value_heads as per-layer overrides; the
-    normalised config holds them again (read by the gemma4 branch of the reader once issue 39's models land)."""
-    from advisor.model.config_names import normalise
-
-    save_with_transformers("gemma4", tmp_path)
-    text = json.loads((tmp_path / "config.json").read_text())["text_config"]
-    assert "global_head_dim" not in text and len(text["per_layer_config"]) == 5
-    back = normalise(text, "gemma4_text", "gemma-4")
-    published = CASES["gemma4"][1]()["text_config"]
-    assert (back["global_head_dim"], back["num_global_key_value_heads"]) == \
-        (published["global_head_dim"], published["num_global_key_value_heads"]) == (512, 2)

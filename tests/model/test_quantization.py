@@ -107,18 +107,19 @@ def test_nvfp4_kv_cache_bytes():
 
 def _published(name: str) -> dict:
     import json
-    from pathlib import Path
 
-    config = json.loads((Path(__file__).resolve().parents[1] / "data" / "model-configs" / f"{name}.json").read_text())
+    from advisor.profiles.catalog import profiles_dir
+
+    config = json.loads((profiles_dir() / "models" / f"{name}.json").read_text())
     return (config.get("text_config") or config)["quantization_config"]
 
 
 def test_the_quantization_blocks_the_newest_checkpoints_ship():
-    """tests/data/model-configs (published config.json files): each block read, with the parts it leaves 16 bit."""
-    kimi = q.from_quantization_config(_published("Kimi-K2.5"), "Kimi-K2.5")  # INT4 QAT experts, W4A16
+    """The catalog's published config.json files: each block read, with the parts it leaves 16 bit."""
+    kimi = q.from_quantization_config(_published("kimi-k2.5"), "Kimi-K2.5")  # INT4 QAT experts, W4A16
     assert (kimi.method, kimi.weight_dtype, kimi.unquantized) == ("compressed-tensors", "int4-g32-sym",
                                                                   ("attention", "mlp"))
-    for name in ("DeepSeek-V3.2", "MiniMax-M2.5"):  # fp8 128x128 blocks; MiniMax leaves only its routers 16 bit
+    for name in ("deepseek-v3.2", "minimax-m2.5"):  # fp8 128x128 blocks; MiniMax leaves only its routers 16 bit
         read = q.from_quantization_config(_published(name), name)
         assert (read.method, read.weight_dtype, read.unquantized) == ("fp8", "fp8", ())
     # Hy3-FP8 as transcribed in ../shared/reference/model-configs/Hy3/SOURCE.md: static fp8 activations
