@@ -7,6 +7,8 @@ only emulate (dequantizing every step, a cost this model does not price), is one
   "Humming is only supported on CUDA").
 - MXFP4 weights and activations (Quark W4A4): native on gfx950 (MI350X/MI355X); on any other GPU vLLM dequantizes
   the weights and fake-quantizes the activations in 16 bit (quark_ocp_mx.py: "Simulated weight dequantization").
+  Quark W4A8 (MXFP4 weights, fp8 activations) likewise: AITER's Triton kernel where `supports_mx`, else emulation
+  (quark_w4a8_mxfp4_fp8.py).
   gpt-oss's `mxfp4` (W4A16 experts) runs everywhere: AITER CK on gfx950, Triton on MI300, Marlin/Triton on CUDA.
 - NVFP4 KV cache: only the FlashInfer backend stores it (v1/attention/backends/flashinfer.py), a CUDA backend and
   not an MLA one; "nvfp4" on compute capability 8.x, 9.x, 10.x and 12.x, "nvfp4_4over6" (its scale search) only
@@ -32,9 +34,10 @@ def check_weights(weight_dtype: str, hw: Hardware, model: str) -> None:
     if weight_dtype.endswith("-a8int") and hw.vendor != "nvidia":
         raise InputError(f"{model}: W4A8 (int4 weights, int8 activations) runs in vLLM 0.32 only through the "
                          f"Humming kernel on NVIDIA GPUs, not on {hw.name}")
-    if weight_dtype == "mxfp4a4" and not rocm_gfx950(hw.name):
-        raise InputError(f"{model}: MXFP4 W4A4 (Quark) runs natively in vLLM 0.32 only on gfx950 (MI350X/MI355X); "
-                         f"on {hw.name} it dequantizes every step (emulation), which is not modelled")
+    if weight_dtype in ("mxfp4a4", "mxfp4a8fp8") and not rocm_gfx950(hw.name):
+        raise InputError(f"{model}: MXFP4 {'W4A4' if weight_dtype == 'mxfp4a4' else 'W4A8'} (Quark) runs natively in "
+                         f"vLLM 0.32 only on gfx950 (MI350X/MI355X); on {hw.name} it dequantizes every step "
+                         "(emulation), which is not modelled")
 
 
 def check_kv_cache(kv_cache_dtype: str, hw: Hardware, model: ModelSpec) -> None:

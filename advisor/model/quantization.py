@@ -54,6 +54,8 @@ _FIXED = {
     "mxfp4": WeightFormat("mxfp4", 4, 32, 8),
     # OCP MXFP4 weights and activations (AMD Quark W4A4): fp4 GEMMs where the GPU has them (quark_ocp_mx.py)
     "mxfp4a4": WeightFormat("mxfp4a4", 4, 32, 8, compute="fp4"),
+    # MXFP4 weights, static per-tensor fp8 activations (Quark W4A8: AITER Triton, quark_w4a8_mxfp4_fp8.py)
+    "mxfp4a8fp8": WeightFormat("mxfp4a8fp8", 4, 32, 8, compute="fp8"),
     # int4 with a 16-bit scale and a 16-bit zero point per 128 (gpt-fast's int4 "scales_and_zeros", as the
     # published measurements in benchmarks/datasheet_fit.py ran it); AWQ/GPTQ checkpoints read as int4-g<group>
     "int4": WeightFormat("int4", 4, 128, 32),
@@ -225,8 +227,9 @@ def _compressed_tensors_format(qc: dict[str, Any], model: str) -> str:
 
 
 def _quark_format(qc: dict[str, Any], model: str) -> str:
-    """AMD Quark's global_quant_config -> a format name: OCP MXFP4 (fp4 per group of 32, e8m0 scales) weights and
-    activations, or FP8 (vllm/model_executor/layers/quantization/quark/quark.py `_get_scheme_from_config`)."""
+    """AMD Quark's global_quant_config -> a format name: OCP MXFP4 (fp4 per group of 32, e8m0 scales) weights with
+    MXFP4 or fp8 activations, FP8, or int4 weight-only (vllm/model_executor/layers/quantization/quark/quark.py
+    `_get_scheme_from_config`)."""
     glob = qc.get("global_quant_config") or {}
     weight, acts = glob.get("weight") or {}, glob.get("input_tensors") or {}
     if isinstance(weight, list) or isinstance(acts, list):
@@ -234,8 +237,12 @@ def _quark_format(qc: dict[str, Any], model: str) -> str:
     if weight.get("dtype") == "fp8_e4m3":
         return "fp8"
     if weight.get("dtype") == "fp4" and weight.get("group_size") == 32:
+        if acts.get("dtype") == "fp8_e4m3":
+            return "mxfp4a8fp8"
         if acts.get("dtype") != "fp4":
             raise InputError(f"{model}: quark MXFP4 weights with {acts.get('dtype') or '16-bit'} activations run as "
                              "simulated dequantization in vLLM 0.32 (quark_ocp_mx.py): not modelled")
         return "mxfp4a4"
-    raise InputError(f"{model}: quark {weight.get('dtype')!r} weights are not modelled (MXFP4 and FP8 are)")
+    if weight.get("dtype") in ("int4", "uint4") and not acts and weight.get("group_size"):  # `_is_w4a16_int4`
+        return f"int4-g{weight['group_size']}" + ("-sym" if weight.get("symmetric") else "")
+    raise InputError(f"{model}: quark {weight.get('dtype')!r} weights are not modelled (MXFP4, FP8 and int4 are)")

@@ -14,6 +14,7 @@ from advisor.profiles.catalog import load_hardware, load_model
     ("int4-g128-sym-a8int", "a100-80gb-sxm", "mi300x", "Humming kernel on NVIDIA"),
     ("mxfp4a4", None, "mi300x", "only on gfx950"),
     ("mxfp4a4", None, "b200", "emulation"),
+    ("mxfp4a8fp8", None, "mi300x", "only on gfx950"),
 ])
 def test_weight_formats_by_gpu(fmt, ok, refused, why):
     if ok:
@@ -53,6 +54,7 @@ def test_quark_mxfp4_runs_at_the_fp4_rate_on_cdna4():
 
     mi355x = replace(load_hardware("mi300x"), slug="mi355x", name="AMD Instinct MI355X", fp4_tflops=10066.0)
     check_weights("mxfp4a4", mi355x, "m")
+    check_weights("mxfp4a8fp8", mi355x, "m")
     assert mi355x.peak_flops(compute_dtype("mxfp4a4")) == 10066.0e12
 
 

@@ -94,6 +94,11 @@ def test_quark_mxfp4_w4a4_and_fp8():
     assert (read.method, read.weight_dtype, read.unquantized) == ("quark", "mxfp4a4", ("attention",))
     assert q.bytes_per_weight("mxfp4a4") == q.bytes_per_weight("mxfp4") and q.compute_dtype("mxfp4a4") == "fp4"
     assert q.quantized_parts("mxfp4a4") == q.PARTS  # every linear layer, not only the experts as gpt-oss's mxfp4
+    w4a8 = {**quark, "global_quant_config": {"weight": mx, "input_tensors": {"dtype": "fp8_e4m3"}}}
+    assert q.from_quantization_config(w4a8, "m").weight_dtype == "mxfp4a8fp8" and q.compute_dtype("mxfp4a8fp8") == "fp8"
+    int4 = {"quant_method": "quark", "global_quant_config": {"weight": {"dtype": "int4", "group_size": 128,
+                                                                         "symmetric": True}}}
+    assert q.from_quantization_config(int4, "m").weight_dtype == "int4-g128-sym"
     fp8 = {"quant_method": "quark", "global_quant_config": {"weight": {"dtype": "fp8_e4m3"}}}
     assert q.from_quantization_config(fp8, "m").weight_dtype == "fp8"
     half = {"quant_method": "quark", "global_quant_config": {"weight": mx, "input_tensors": None}}
