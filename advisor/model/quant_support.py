@@ -3,8 +3,8 @@ only emulate (dequantizing every step, a cost this model does not price), is one
 
 - W4A8 with fp8 activations (int4 weights): CUTLASS kernels for compute capability 9.0 only, group size 128
   (compressed_tensors.py `_is_fp8_w4a8_sm90`; kernels/linear/mixed_precision/cutlass.py `can_implement`).
-- W4A8 with int8 activations: the Humming kernel, CUDA only (compressed_tensors_wNa8.py; mixed_precision/humming.py
-  "Humming is only supported on CUDA").
+- W4A8 with int8 activations (pack-quantized): the Humming kernel, CUDA only and the optional `humming` package
+  installed (compressed_tensors_wNa8.py; mixed_precision/humming.py "Humming is only supported on CUDA").
 - MXFP4 weights and activations (Quark W4A4): native on gfx950 (MI350X/MI355X); on any other GPU vLLM dequantizes
   the weights and fake-quantizes the activations in 16 bit (quark_ocp_mx.py: "Simulated weight dequantization").
   Quark W4A8 (MXFP4 weights, fp8 activations) likewise: AITER's Triton kernel where `supports_mx`, else emulation

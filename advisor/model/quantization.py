@@ -218,6 +218,9 @@ def _compressed_tensors_format(qc: dict[str, Any], model: str) -> str:
             return name  # W4A16 / W8A16 (compressed_tensors_wNa16.py), Kimi-K2's int4 experts
         act_bits, act_kind = int(acts.get("num_bits", 16)), str(acts.get("type", "int"))
         if bits == 4 and act_bits == 8 and acts.get("dynamic"):  # W4A8 (compressed_tensors.py `_get_scheme_from_parts`)
+            if act_kind == "int" and (groups[0].get("format") or qc.get("format")) != "pack-quantized":
+                raise InputError(f"{model}: compressed-tensors W4A8 int outside pack-quantized format runs in vLLM "
+                                 "0.32 only on CPUs (CompressedTensorsW4A8Int: Dynamic4bitLinearKernel)")
             return name + ("-a8fp8" if act_kind == "float" else "-a8int")
         if bits == 8 and act_bits == 8 and act_kind == "int":
             raise InputError(f"{model}: compressed-tensors W8A8 int8 is not modelled")

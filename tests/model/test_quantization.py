@@ -82,6 +82,9 @@ def test_w4a8_reads_int4_weight_bytes_and_its_activation_compute():
     assert (int8.weight_dtype, fp8.weight_dtype) == ("int4-g128-sym-a8int", "int4-g128-sym-a8fp8")
     assert q.bytes_per_weight(int8.weight_dtype) == q.bytes_per_weight("int4-g128-sym") == (4 + 16 / 128) / 8
     assert (q.compute_dtype(fp8.weight_dtype), q.compute_dtype(int8.weight_dtype)) == ("fp8", "bf16")
+    with pytest.raises(InputError, match="only on CPUs"):
+        q.from_quantization_config({**_ct(INT4_G128, {"num_bits": 8, "type": "int", "dynamic": True}),
+                                    "format": "int-quantized"}, "m")
     with pytest.raises(InputError, match="W8A8 int8 is not modelled"):
         q.from_quantization_config(_ct({**INT4_G128, "num_bits": 8}, {"num_bits": 8, "type": "int"}), "m")
 
