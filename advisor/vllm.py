@@ -57,10 +57,11 @@ CUDAGRAPH_CEILING = 512
 CUDAGRAPH_CEILING_DC_BLACKWELL = 1024  # compute capability 10.x
 
 
-def data_center_blackwell(name: str) -> bool:
-    """Compute capability 10.x (B200, B300, GB200, GB300): vLLM captures CUDA graphs up to 1024 tokens there."""
-    lowered = name.lower()
-    return any(chip in lowered for chip in ("b200", "b300", "gb200", "gb300"))
+def data_center_blackwell(architecture: str) -> bool:
+    """Compute capability 10.x (B200, B300, GB200, GB300: sm_100, sm_103), as vLLM asks
+    `current_platform.is_device_capability_family(100)`: it captures CUDA graphs up to 1024 tokens there. Client
+    Blackwell (sm_120, sm_121: RTX 50, RTX PRO, GB10) is family 12 and keeps 512."""
+    return architecture.startswith("sm_") and architecture[3:].isdigit() and int(architecture[3:]) // 10 == 10
 
 
 # Speculative methods async scheduling runs with (vllm/config/vllm.py `VllmConfig.__post_init__`: EagleModelTypes,

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, get_type_hints
 
 import numpy as np
 
+from advisor.model.borrowed import streams_like
 from advisor.model.hardware import Hardware
 from advisor.model.kernels import generation, link
 from advisor.model.quantization import compute_dtype
@@ -116,7 +117,7 @@ class EngineCost:
     # --num-gpus N` (calibration/calibrate/allreduce.py) and kept in the profile's `allreduce` block
     link_bandwidth: float = 0.0
     allreduce_latency: float = DEFAULT_ALLREDUCE_LATENCY_S
-    # "nvlink", "xgmi" or "pcie" (advisor.model.kernels.link): how an all-reduce's latency grows with tp
+    # "nvlink", "xgmi", "pcie" or "network" (advisor.model.kernels.link): how an all-reduce's latency grows with tp
     link: str = "nvlink"
     # what the weights are stored as (sets the bytes streamed per parameter): an advisor.model.quantization format
     # name; stored with a fit, not fitted
@@ -185,16 +186,16 @@ class EngineCost:
         """The datasheet defaults (fitted to published vLLM measurements on GPUs; see the constants above) on `hw`,
         with vLLM's `vllm serve` limits for its class (`advisor.vllm.batch_defaults`). On a CPU the parameters that
         do not apply there (CUDA-graph floors) take their CPU value; kernel and all-reduce floors scale by the GPU's
-        generation (`DEFAULT_FLOOR_SCALE`), and so does the matmul efficiency (`DEFAULT_FLOPS_SCALE`); GDDR streams
-        `DEFAULT_GDDR_BANDWIDTH_SCALE` of HBM's share of its peak. The compute peak is the one the weight format's
-        matmuls run at (`quantization.compute_dtype`: fp8 and W4A4 NVFP4 on their tensor cores, weight-only formats
-        in 16 bit)."""
+        generation (`DEFAULT_FLOOR_SCALE`), and so does the matmul efficiency (`DEFAULT_FLOPS_SCALE`); GDDR (and
+        LPDDR, `borrowed.streams_like`) streams `DEFAULT_GDDR_BANDWIDTH_SCALE` of HBM's share of its peak. The
+        compute peak is the one the weight format's matmuls run at (`quantization.compute_dtype`: fp8 and W4A4 NVFP4
+        on their tensor cores, weight-only formats in 16 bit)."""
         cpu = {f.name: f.how.cpu for f in calibrated_fields() if f.how.cpu is not None} if is_cpu(hw) else {}
         gen = "hopper" if is_cpu(hw) else generation(hw)  # a CPU's own values: fitted (floors 0) or measured
         scale = DEFAULT_FLOOR_SCALE[gen]
         floors = {"layer_floor_graph": DEFAULT_LAYER_FLOOR_GRAPH_S * scale, "moe_kernel_floor":
                   DEFAULT_MOE_KERNEL_FLOOR_S * scale}
-        memory = hw.bandwidth_bytes_per_s * (DEFAULT_GDDR_BANDWIDTH_SCALE if hw.gddr else 1.0)
+        memory = hw.bandwidth_bytes_per_s * (DEFAULT_GDDR_BANDWIDTH_SCALE if streams_like(hw) == "GDDR" else 1.0)
         return cls(
             bandwidth=memory * DEFAULT_BANDWIDTH_EFFICIENCY,
             kv_bandwidth=memory * DEFAULT_KV_BANDWIDTH_EFFICIENCY,
@@ -211,7 +212,7 @@ class EngineCost:
         runs eagerly: no CUDA graph is ever replayed."""
         cpu = is_cpu(hw)
         tokens, seqs = batch_defaults(hw.memory_gib, hw.name, cpu=cpu)
-        ceiling = 0 if cpu else (CUDAGRAPH_CEILING_DC_BLACKWELL if data_center_blackwell(hw.name)
+        ceiling = 0 if cpu else (CUDAGRAPH_CEILING_DC_BLACKWELL if data_center_blackwell(hw.architecture)
                                  else CUDAGRAPH_CEILING)
         return replace(self, max_num_seqs=max_num_seqs or seqs, link=link(hw),
                        max_num_batched_tokens=max_num_batched_tokens or tokens, cudagraph_ceiling=ceiling)
