@@ -14,7 +14,6 @@ from typing import Any, NamedTuple, get_type_hints
 
 import numpy as np
 
-from advisor.model.borrowed import streams_like
 from advisor.model.hardware import Hardware
 from advisor.model.kernels import generation, link
 from advisor.model.quantization import compute_dtype
@@ -61,6 +60,9 @@ DEFAULT_FLOOR_SCALE = {"ampere": 2.6, "hopper": 1.0, "blackwell": 1.0, "cdna3": 
 DEFAULT_FLOPS_SCALE = {"ampere": 1.0, "hopper": 1.0, "blackwell": 1.0, "cdna3": 0.054}
 # The share of its peak GDDR memory streams, relative to HBM's (Hardware.gddr): the A40 rows (vLLM 0.6.3)
 DEFAULT_GDDR_BANDWIDTH_SCALE = 0.84
+# Memory kinds no published row measures, and the measured kind whose share of peak they take: LPDDR (DGX Spark's
+# unified LPDDR5X, DRAM on a board-level bus rather than stacked by the die) GDDR's, the nearest; not a measurement
+MEMORY_FROM = {"LPDDR": "GDDR"}
 # How a piecewise pass's latency floor combines with its GPU time: the p-norm's exponent (1: they add; large: the
 # larger one). The host launches a layer's eager attention and graph pieces asynchronously, so on a long pass it runs
 # ahead and its latency hides under the GPU's work; on a short one the GPU waits for it. 2, not fitted: the published
@@ -187,7 +189,7 @@ class EngineCost:
         with vLLM's `vllm serve` limits for its class (`advisor.vllm.batch_defaults`). On a CPU the parameters that
         do not apply there (CUDA-graph floors) take their CPU value; kernel and all-reduce floors scale by the GPU's
         generation (`DEFAULT_FLOOR_SCALE`), and so does the matmul efficiency (`DEFAULT_FLOPS_SCALE`); GDDR (and
-        LPDDR, `borrowed.streams_like`) streams `DEFAULT_GDDR_BANDWIDTH_SCALE` of HBM's share of its peak. The
+        LPDDR, `streams_like`) streams `DEFAULT_GDDR_BANDWIDTH_SCALE` of HBM's share of its peak. The
         compute peak is the one the weight format's matmuls run at (`quantization.compute_dtype`: fp8 and W4A4 NVFP4
         on their tensor cores, weight-only formats in 16 bit)."""
         cpu = {f.name: f.how.cpu for f in calibrated_fields() if f.how.cpu is not None} if is_cpu(hw) else {}
@@ -237,6 +239,11 @@ class EngineCost:
         """Whether a uniform pass of `tokens` tokens, `query_len` per sequence, is small enough to replay a captured
         CUDA graph (`max_cudagraph_tokens`)."""
         return np.asarray(tokens) <= self.max_cudagraph_tokens(query_len)
+
+
+def streams_like(hw: Hardware) -> str:
+    """The measured memory kind whose share of its peak `hw`'s memory streams at (`MEMORY_FROM`): "HBM", "GDDR"."""
+    return MEMORY_FROM.get(hw.memory_kind, hw.memory_kind)
 
 
 def is_cpu(hw: Hardware) -> bool:

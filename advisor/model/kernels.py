@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from advisor.model.hardware import FAMILY_NAMES, Hardware
+from advisor.model.hardware import Hardware
 
 if TYPE_CHECKING:  # annotations only: modelspec imports nothing from here
     from advisor.model.modelspec import ModelSpec
@@ -66,9 +66,8 @@ DENSE_LAYER_KERNELS = NORMS + ATTENTION["gqa"] + DENSE_MLP  # 6: what `layer_flo
 # were first fitted on (B300's rows fit at the same); CDNA4 (MI350X/MI355X) CDNA3's, its predecessor.
 FLOORS_FROM = {"ampere": "ampere", "ada": "ampere", "hopper": "hopper", "blackwell": "blackwell",
                "blackwell-client": "hopper", "cdna3": "cdna3", "cdna4": "cdna3", "cpu": "hopper"}
-# What measured each generation's floors: the report names it when a GPU borrows them
-MEASURED_ON = {"ampere": "Ampere's (A100, vLLM)", "hopper": "Hopper's (H100, vLLM)",
-               "blackwell": "data-center Blackwell's (B300, vLLM)", "cdna3": "CDNA3's (MI300X, SGLang)"}
+# The GPU each generation's floors were measured on: the report names it when another family borrows them
+MEASURED_ON = {"ampere": "A100", "hopper": "H100", "blackwell": "B300", "cdna3": "MI300X"}
 
 
 def generation(hw: Hardware) -> str:
@@ -78,14 +77,11 @@ def generation(hw: Hardware) -> str:
     return FLOORS_FROM[hw.family]
 
 
-def borrowed_floors(hw: Hardware) -> str | None:
-    """Whose floors a GPU of a family with no measured row takes, in words; None when its family was measured (or
-    it is a CPU: eager, no floors)."""
+def floors_borrowed_from(hw: Hardware) -> str | None:
+    """The measured generation whose floors a GPU of a family no row measured takes; None when its own family was
+    measured (or it is a CPU: eager, no floors)."""
     gen = generation(hw)
-    if hw.family in (gen, "cpu"):
-        return None
-    return (f"no measured rows on {FAMILY_NAMES[hw.family]} ({hw.architecture}): kernel floors and matmul share "
-            f"borrowed from {MEASURED_ON[gen]}")
+    return None if hw.family in (gen, "cpu") else gen
 
 
 def link(hw: Hardware) -> str:

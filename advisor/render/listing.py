@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from advisor.methods import MODELLED, MTP_ALIASES, NOT_MODELLED
 from advisor.model.hardware import FAMILY_NAMES
-from advisor.model.kernels import MEASURED_ON, borrowed_floors, generation
+from advisor.model.kernels import floors_borrowed_from
 from advisor.profiles.catalog import load_hardware, load_model, names
 
 
@@ -47,8 +47,8 @@ def hardware_lines() -> list[str]:
     for name in names("hardware"):
         hw = load_hardware(name)
         family = f"{FAMILY_NAMES[hw.family]} {hw.architecture}"
-        if borrowed_floors(hw):
-            family += f", floors {MEASURED_ON[generation(hw)].split(' (')[0]}"
+        if floors_borrowed_from(hw):
+            family += f", floors {FAMILY_NAMES[floors_borrowed_from(hw)]}'s"
         shared = " unified" if hw.unified_memory else ""
         notes = [f"{hw.memory_gib:g} GiB{shared} {hw.memory}, {hw.memory_bandwidth_gbs:g} GB/s", family]
         if hw.derived:
