@@ -153,6 +153,9 @@ class Recommendation(_Closed):
     inputs: Inputs  # the resolved inputs
     paying_batches: tuple[tuple[int, int], ...]  # (first, last) batch ranges where best k's decode gains
     concurrency: Concurrency  # the requests each side runs at once
+    # what the answer takes for the GPU beyond its sources and measured rows: derived or borrowed figures the costs
+    # use, another generation's kernel floors, another memory kind's share of peak, memory shared with the CPU
+    gpu_caveats: tuple[str, ...]
 
 
 def _gb(nbytes: float) -> float:
@@ -181,7 +184,8 @@ def from_advice(a: Advice) -> Recommendation:
         paying_batches=tuple((int(lo), int(hi)) for lo, hi in a.paying_batches),
         concurrency=Concurrency(batch=int(a.scenario.batch), baseline=int(a.concurrency[0]),
                                 speculative=int(a.concurrency[a.shown_k]),
-                                binds=binding(a.scenario, a.concurrency, a.shown_k)))
+                                binds=binding(a.scenario, a.concurrency, a.shown_k)),
+        gpu_caveats=tuple(a.scenario.gpu_caveats))
 
 
 def _ran(a: Advice, values, k: int) -> float | None:

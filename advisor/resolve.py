@@ -10,6 +10,7 @@ from advisor.methods import TEXT_LOOKUP, canonical
 from advisor.model import acceptance as acc_mod
 from advisor.model import priors
 from advisor.model.acceptance import Acceptance
+from advisor.model.borrowed import caveats, mark
 from advisor.model.drafters import mtp_head
 from advisor.model.enginecost import EngineCost
 from advisor.model.hardware import Hardware
@@ -232,9 +233,10 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
                   draft_cost=draft_cost, tp=num_gpus, cost_ratio=cost_ratio, draft_share=acc.match_share)
     if cost_ratio is not None:
         source += f"; draft/target step ratio overridden to {cost_ratio:g}"
+    notes = caveats(hw, compute_dtype(target_dtype), datasheet=cost_error.kind == "datasheet", tp=num_gpus)
     return Scenario(setup=setup, hardware=hw, acceptance=acc, prompt_len=prompt_len, out_len=out_len, batch=batch,
                     temperature=temperature, k=k, gpu_memory_utilization=gpu_memory_utilization, cost_source=source,
-                    k_limit=k_limit, cost_error=cost_error)
+                    k_limit=k_limit, cost_error=cost_error, gpu_caveats=notes)
 
 
 def checkpoint_of(spec: ModelSpec) -> CheckpointQuantization | None:
@@ -265,9 +267,11 @@ def engine_costs(hw: Hardware, target: ModelSpec, draft: ModelSpec | None, calib
     draft_cost = (EngineCost.from_datasheet(hw, draft_weight_dtype, kv_cache_dtype).for_hardware(
         hw, max_num_seqs, max_num_batched_tokens) if draft is not None else None)
     compute = compute_dtype(weight_dtype)
+    # a rate no source states is marked "(derived)": the report's notes say how (Scenario.gpu_caveats)
     peak = f"{hw.peak_flops(compute) / 1e12:g} TFLOP/s" + (f" ({compute})" if compute != "bf16" else "")
+    peak += mark(hw, hw.rate_field(compute))
     # the shares of the peaks the costs stream and compute at, as from_datasheet set them for this GPU's kind
     streams, computes = cost.bandwidth / hw.bandwidth_bytes_per_s, cost.flops / hw.peak_flops(compute)
     return cost, draft_cost, (
-        f"datasheet roofline ({hw.name}: {hw.memory_bandwidth_gbs:g} GB/s x {streams:.2g}, "
-        f"{peak} x {computes:.2g}; run `specadvisor calibrate` for measured costs)"), datasheet()
+        f"datasheet roofline ({hw.name}: {hw.memory_bandwidth_gbs:g} GB/s{mark(hw, 'memory_bandwidth_gbs')} x "
+        f"{streams:.2g}, {peak} x {computes:.2g}; run `specadvisor calibrate` for measured costs)"), datasheet()

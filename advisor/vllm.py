@@ -74,23 +74,23 @@ CUDAGRAPH_CEILING = 512
 CUDAGRAPH_CEILING_DC_BLACKWELL = 1024  # compute capability 10.x
 
 
-def data_center_blackwell(name: str) -> bool:
-    """Compute capability 10.x (B200, B300, GB200, GB300): vLLM captures CUDA graphs up to 1024 tokens there."""
-    lowered = name.lower()
-    return any(chip in lowered for chip in ("b200", "b300", "gb200", "gb300"))
+def data_center_blackwell(architecture: str) -> bool:
+    """Compute capability 10.x (B200, B300, GB200, GB300: sm_100, sm_103), as vLLM asks
+    `current_platform.is_device_capability_family(100)`: it captures CUDA graphs up to 1024 tokens there. Client
+    Blackwell (sm_120, sm_121: RTX 50, RTX PRO, GB10) is family 12 and keeps 512."""
+    return architecture.startswith("sm_") and architecture[3:].isdigit() and int(architecture[3:]) // 10 == 10
 
 
-def hopper_sm90(name: str) -> bool:
-    """Compute capability 9.0 (H100, H200, H800, H20, GH200): the only one vLLM's CUTLASS W4A8 kernels build for."""
-    lowered = name.lower()
-    return any(chip in lowered for chip in ("h100", "h200", "h800", "h20", "gh200"))
+def hopper_sm90(architecture: str) -> bool:
+    """Compute capability 9.0 (H100, H200, H800, H20, GH200: sm_90): the only one vLLM's CUTLASS W4A8 kernels
+    build for."""
+    return architecture == "sm_90"
 
 
-def rocm_gfx950(name: str) -> bool:
+def rocm_gfx950(architecture: str) -> bool:
     """CDNA4 (MI350X, MI355X: gfx950), where vLLM's ROCm platform runs MX formats natively (platforms/rocm.py
     `supports_mx`: gfx95x)."""
-    lowered = name.lower()
-    return any(chip in lowered for chip in ("mi350", "mi355"))
+    return architecture.startswith("gfx95")
 
 
 # Speculative methods async scheduling runs with (vllm/config/vllm.py `VllmConfig.__post_init__`: EagleModelTypes,

@@ -50,7 +50,7 @@ H100, A100_40, A100_80, B200, B300, MI300X = (load_hardware(n) for n in (
     "h100-sxm", "a100-40gb-sxm", "a100-80gb-sxm", "b200", "b300", "mi300x"))
 # Not among profiles/hardware: NVIDIA A40 datasheet, 48 GB GDDR6, 696 GB/s, 149.7 TFLOP/s dense bf16 (299.4 sparse).
 A40 = Hardware(slug="a40", name="NVIDIA A40 48GB", vendor="nvidia", memory_gib=48, memory_bandwidth_gbs=696,
-               memory="GDDR6",
+               memory="GDDR6", architecture="sm_86",
                bf16_tflops=149.7, interconnect="PCIe 4.0", interconnect_gbs=32,
                source="https://images.nvidia.com/content/Solutions/data-center/a40/nvidia-a40-datasheet.pdf")
 

@@ -182,14 +182,16 @@ def list_profiles(kind: Optional[Kind] = typer.Argument(None, help="hardware, mo
     """List the shipped GPU and model profiles, the speculative methods, or the --task acceptance priors."""
     if kind is None:  # click's own message for a missing choice is tab-indented and names no example
         raise InputError("say what to list: hardware, models, methods or tasks (e.g. `specadvisor list hardware`)")
-    if kind in (Kind.methods, Kind.models):
+    if kind in (Kind.methods, Kind.models, Kind.hardware):
         import importlib.util
 
-        from advisor.render.listing import method_lines, model_lines
+        from advisor.render.listing import hardware_lines, method_lines, model_lines
         from advisor.render.wrap import paragraph, terminal_width
 
         if kind is Kind.methods:
             lines = method_lines()
+        elif kind is Kind.hardware:
+            lines = hardware_lines()
         else:
             # the model_types a config.json may have, once advisor/model/config_reader.py exposes them
             supported = ()
@@ -207,10 +209,6 @@ def list_profiles(kind: Optional[Kind] = typer.Argument(None, help="hardware, mo
             n_low, n_high, share, _ = NGRAM_PRIORS[task]
             typer.echo(f"{task:<14} α {low:.2f}-{high:.2f}; ngram α {n_low:.2f}-{n_high:.2f} on {share:.0%} of steps")
         return
-    from advisor.profiles.catalog import names
-
-    for name in names(kind.value):
-        typer.echo(name)
 
 
 def main(argv: list[str] | None = None) -> int:

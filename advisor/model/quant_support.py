@@ -28,13 +28,13 @@ from advisor.vllm import data_center_blackwell, hopper_sm90, rocm_gfx950
 def check_weights(weight_dtype: str, hw: Hardware, model: str) -> None:
     """Refuse a weight format vLLM 0.32 does not run natively on `hw`."""
     fmt = weight_format(weight_dtype)
-    if weight_dtype.endswith("-a8fp8") and (not hopper_sm90(hw.name) or fmt.group_size != 128):
+    if weight_dtype.endswith("-a8fp8") and (not hopper_sm90(hw.architecture) or fmt.group_size != 128):
         raise InputError(f"{model}: W4A8 (int4 weights, fp8 activations) runs in vLLM 0.32 only on compute "
                          f"capability 9.0 (H100/H200) at group size 128, not on {hw.name} at {fmt.group_size}")
     if weight_dtype.endswith("-a8int") and hw.vendor != "nvidia":
         raise InputError(f"{model}: W4A8 (int4 weights, int8 activations) runs in vLLM 0.32 only through the "
                          f"Humming kernel on NVIDIA GPUs, not on {hw.name}")
-    if weight_dtype in ("mxfp4a4", "mxfp4a8fp8") and not rocm_gfx950(hw.name):
+    if weight_dtype in ("mxfp4a4", "mxfp4a8fp8") and not rocm_gfx950(hw.architecture):
         raise InputError(f"{model}: MXFP4 {'W4A4' if weight_dtype == 'mxfp4a4' else 'W4A8'} (Quark) runs natively in "
                          f"vLLM 0.32 only on gfx950 (MI350X/MI355X); on {hw.name} it dequantizes every step "
                          "(emulation), which is not modelled")
@@ -49,9 +49,9 @@ def check_kv_cache(kv_cache_dtype: str, hw: Hardware, model: ModelSpec) -> None:
         why = f"FlashInfer, the only backend that stores it, runs on NVIDIA GPUs, not on {hw.name}"
     elif model.is_mla:
         why = f"{model.name} uses MLA, whose attention backends do not store it (FlashInfer's does, for GQA)"
-    elif kv_cache_dtype == "nvfp4_4over6" and not data_center_blackwell(hw.name):
+    elif kv_cache_dtype == "nvfp4_4over6" and not data_center_blackwell(hw.architecture):
         why = f"its scale search runs only in TRT-LLM attention on compute capability 10.x (B200/B300), not {hw.name}"
-    elif not data_center_blackwell(hw.name) and model.head_dim == 64:
+    elif not data_center_blackwell(hw.architecture) and model.head_dim == 64:
         why = f"FlashInfer's FA2 prefill misreads it at head size 64 ({model.name}) on {hw.name}"
     if why:
         raise InputError(f"--kv-cache-dtype {kv_cache_dtype}: {why} (vLLM 0.32)")

@@ -46,7 +46,7 @@ def _headline(r: Recommendation) -> list[str]:
     if r.concurrency.speculative < 1:  # nothing runs with speculation: no break-even or paying batch to speak of
         be, pays = f"none: {'the target' if r.concurrency.baseline < 1 else 'speculation'} does not fit", "no decode gain"
     lines.append(f"break-even α {be} | {pays} | costs: {r.cost_source}")
-    lines += [f"note: {n}" for n in i.acceptance_notes]
+    lines += [f"note: {n}" for n in (*i.acceptance_notes, *r.gpu_caveats)]
     return lines
 
 

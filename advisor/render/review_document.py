@@ -82,6 +82,7 @@ def _details(r: Review, c: Cell) -> list[tuple]:
                      + "; ".join(a.reasons))
         items += [f"check {ch.name}: {'pass' if ch.ok else 'FAIL'}: {ch.detail}" for ch in a.checks]
         items.append(f"step costs: {a.cost_source}")
+        items += [f"note: {n}" for n in a.gpu_caveats]
     items += [f"note: {n}" for n in c.notes]
     out.append(("ul", items))
     if c.speculative_config:

@@ -21,7 +21,8 @@ def test_compute_dtype_and_peaks():
         ["fp8", "fp4", "bf16", "bf16", "bf16"]
     gpu = {"name": "x", "vendor": "nvidia", "memory_gib": 80, "memory_bandwidth_gbs": 8000, "memory": "HBM3e",
            "bf16_tflops": 1000,
-           "interconnect": "nvlink", "interconnect_gbs": 900, "source": "-", "fp8_tflops": 2000}
+           "interconnect": "nvlink", "interconnect_gbs": 900, "source": "-", "fp8_tflops": 2000,
+           "architecture": "sm_100"}
     assert Hardware(slug="x", **gpu, fp4_tflops=4000).peak_flops("fp4") == 4000e12
     assert Hardware(slug="x", **gpu).peak_flops("fp4") == 1000e12  # no fp4 units: Marlin dequantizes to 16 bit
 
