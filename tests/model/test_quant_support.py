@@ -47,15 +47,14 @@ def test_recommend_prices_an_nvfp4_kv_cache_and_refuses_it_in_one_line(capsys):
 
 
 def test_quark_mxfp4_runs_at_the_fp4_rate_on_cdna4():
-    """MI355X's profile arrives with issue 39's GPUs; its datasheet figures here only name the chip (gfx950)."""
-    from dataclasses import replace
-
     from advisor.model.quantization import compute_dtype
 
-    mi355x = replace(load_hardware("mi300x"), slug="mi355x", name="AMD Instinct MI355X", fp4_tflops=10066.0)
+    mi355x = load_hardware("mi355x")
     check_weights("mxfp4a4", mi355x, "m")
     check_weights("mxfp4a8fp8", mi355x, "m")
-    assert mi355x.peak_flops(compute_dtype("mxfp4a4")) == 10066.0e12
+    assert mi355x.peak_flops(compute_dtype("mxfp4a4")) == mi355x.fp4_tflops * 1e12
+    with pytest.raises(InputError, match="only on gfx950"):
+        check_weights("mxfp4a4", load_hardware("mi300x"), "m")
 
 
 def test_recommend_on_a_w4a8_checkpoint_directory(tmp_path, capsys):
