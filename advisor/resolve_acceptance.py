@@ -132,9 +132,11 @@ def _diagnose(found: Acceptance, k: int, kind: Kind, drafter: Drafter | None, pa
     published_t = max((f.temperature or 0.0 for f in figures), default=0.0)
     draft = pair.draft
     facts = PairFacts(method=pair.method, eagle3_head_as_eagle=pair.misserved,
-                      target_quantized=pair.target_dtype if weight_format(pair.target_dtype).quantized else "",
+                      # MTP layers ship in the target's checkpoint, quantized with it: no mismatch to point at
+                      target_quantized=pair.target_dtype if weight_format(pair.target_dtype).quantized
+                      and pair.method != "mtp" else "",
                       temperature=measured_at, published_temperature=published_t, prompt_len=pair.prompt_len,
                       drafter_context=draft.max_context if draft is not None else None)
     line = far_below(float(found.expected_tokens(k)), k, low, high, drafter.name if drafter else kind.label,
-                     likely_causes(facts))
+                     ref.origin.published, likely_causes(facts))
     return (*found.warnings, line) if line else found.warnings

@@ -153,3 +153,19 @@ def test_34_a_measured_acceptance_far_below_published_is_diagnosed():
     assert "likely causes: a chat template" in low.warnings[0] and "method eagle" in low.warnings[0]
     assert not build_scenario(acceptance=AcceptanceInput(length=2.5, measured_k=3), **kw).acceptance.warnings
     assert low.origin is None and not low.prior
+
+
+def test_34_a_known_drafter_is_the_yardstick_and_the_pairs_facts_come_first():
+    from advisor.resolve import AcceptanceInput
+
+    acc = build_scenario(target="deepseek-v3", method="mtp", gpu="h200", num_gpus=8, prompt_len=1000, out_len=200,
+                         quantization="fp8", acceptance=AcceptanceInput(length=1.1, measured_k=2)).acceptance
+    (line,) = acc.warnings
+    assert "for DeepSeek-V3 MTP" in line and "AL 2.44 at k=3 on ISL 64K / OSL 4K" in line
+    assert "likely causes: a chat template" in line and "#55605" in line
+    assert "served quantized" not in line  # MTP layers ship quantized with the target
+    head = build_scenario(target="llama-3.3-70b-instruct", method="eagle3", gpu="h100-sxm", num_gpus=4,
+                          prompt_len=4000, out_len=200, quantization="fp8",
+                          acceptance=AcceptanceInput(length=1.05, measured_k=3)).acceptance
+    assert "likely causes: the target is served quantized (fp8)" in head.warnings[0]
+    assert "prompts of 4000 tokens are past the drafter's 2048-token training context" in head.warnings[0]

@@ -41,7 +41,8 @@ def likely_causes(f: PairFacts) -> list[str]:
     elif heads:
         usual.append("an EAGLE-3 head run with method eagle")
     if f.target_quantized:
-        found.append(f"the target is quantized ({f.target_quantized}) and the drafter learned the 16-bit one's outputs")
+        found.append(f"the target is served quantized ({f.target_quantized}), and drafters are trained on 16-bit "
+                     "targets' outputs")
     else:
         usual.append("a quantized target")
     if f.temperature > f.published_temperature:
@@ -58,9 +59,12 @@ def likely_causes(f: PairFacts) -> list[str]:
     return found + usual
 
 
-def far_below(measured_al: float, k: int, low_al: float, high_al: float, what: str, causes: list[str]) -> str:
-    """The one line when a measured AL at k lies below the low end of the published prior's range ("" otherwise)."""
+def far_below(measured_al: float, k: int, low_al: float, high_al: float, what: str, published: str,
+              causes: list[str]) -> str:
+    """The one line when a measured AL at k lies below the low end of the published prior's range ("" otherwise):
+    `what` the drafter (or kind) the prior is of, `published` the figures it spans."""
     if measured_al >= low_al:
         return ""
     return (f"acceptance far below published: AL {measured_al:.2f} at k={k} against {low_al:.2f}-{high_al:.2f} for "
-            f"{what} (the published prior's 90% range); likely causes: {'; '.join(causes)}")
+            f"{what} (the 90% range at k={k} of a prior on the published {published}); likely causes: "
+            f"{'; '.join(causes)}")

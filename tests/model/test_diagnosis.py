@@ -7,13 +7,13 @@ FACTS = PairFacts(method="eagle3", eagle3_head_as_eagle=False, target_quantized=
 
 
 def test_a_measurement_inside_the_published_range_says_nothing():
-    assert far_below(2.3, 3, 2.1, 2.9, "EAGLE-3 heads", likely_causes(FACTS)) == ""
+    assert far_below(2.3, 3, 2.1, 2.9, "EAGLE-3 heads", "AL 2.20-2.80 at k=3", likely_causes(FACTS)) == ""
 
 
 def test_far_below_names_the_range_and_the_usual_causes():
-    line = far_below(1.05, 3, 2.12, 2.89, "EAGLE-3 heads", likely_causes(FACTS))
+    line = far_below(1.05, 3, 2.12, 2.89, "EAGLE-3 heads", "AL 2.20-2.80 at k=3", likely_causes(FACTS))
     assert "\n" not in line
-    assert "AL 1.05 at k=3 against 2.12-2.89 for EAGLE-3 heads" in line
+    assert "AL 1.05 at k=3 against 2.12-2.89 for EAGLE-3 heads" in line and "published AL 2.20-2.80 at k=3" in line
     for cause in ("method eagle", "chat template", "quantized target", "training context"):
         assert cause in line
 
@@ -23,7 +23,7 @@ def test_the_pairs_own_facts_come_first_said_as_found():
                       published_temperature=0.0, prompt_len=4000, drafter_context=2048)
     causes = likely_causes(facts)
     assert causes[:4] == ["this EAGLE-3 head was asked for as method eagle",
-                          "the target is quantized (fp8) and the drafter learned the 16-bit one's outputs",
+                          "the target is served quantized (fp8), and drafters are trained on 16-bit targets' outputs",
                           "it was measured at T=1, above the T≤0 of the figures",
                           "prompts of 4000 tokens are past the drafter's 2048-token training context"]
 
