@@ -142,7 +142,7 @@ class Acceptance:
     source: str  # where it came from, for the report
     per_position: tuple[float, ...] | None = None  # vLLM per-position rates, when measured
     notes: tuple[str, ...] = ()  # caveats (e.g. a temperature extrapolation)
-    prior: bool = False  # a task prior, not a measurement of the user's own traffic
+    prior: bool = False  # a published prior (`priors`), not a measurement of the user's own traffic
     match_share: float = 1.0  # share of steps the drafter proposes anything at (n-gram: a match is found)
     # Draft positions the acceptance is known for (None: every position alike, i.i.d.); past them each position's
     # conditional acceptance is multiplied by `beyond_decay` once more (an MTP layer reused: `priors.MTP_REUSE_DECAY`)

@@ -128,7 +128,7 @@ def drafter_prior(kind: Kind, drafter: Drafter, task: str | None) -> Acceptance:
     lo_al, mid_al, hi_al = _around(min(als), max(als), kind.min_half_width)
     lo80, point, hi80 = (float(level_for(al, SPREAD_K, shape)) for al in (lo_al, mid_al, hi_al))
     published = "; ".join(f.describe() for f in figures)
-    sources = tuple(dict.fromkeys(f.source for f in figures))
+    sources = tuple(dict.fromkeys(f.source for f in figures if f.source != "same"))  # "same": as the row above
     what = f"task '{task}'" if on_task else (f"task '{task}' (its figures moved as its kind's spread moves there)"
                                              if task else "no task named")
     source = (f"{drafter.name} prior, {what}: {published} (AL {min(als):.2f}-{max(als):.2f} at k={SPREAD_K}, T=0; "
