@@ -101,6 +101,17 @@ class Vllm(_Closed):
 
 
 @dataclass(frozen=True, slots=True)
+class PriorOut(_Closed):
+    """Where a prior acceptance came from (the drafter catalog, profiles/drafters/)."""
+
+    kind: str  # the drafter kind, in words ("EAGLE-3 heads")
+    drafter: str  # the catalog drafter whose published figures set it; "" when the kind's spread did
+    task: str  # the task named; "" when none (a general prior)
+    published: str  # the published acceptance it spans, in words ("AL 2.20-2.80 at k=3")
+    sources: tuple[str, ...]  # where those figures were read
+
+
+@dataclass(frozen=True, slots=True)
 class Inputs(_Closed):
     """The resolved inputs."""
 
@@ -119,6 +130,7 @@ class Inputs(_Closed):
     acceptance_source: str  # where α came from
     acceptance_notes: tuple[str, ...]  # caveats (e.g. a temperature extrapolation)
     cost_ratio: float | None  # expert override: draft step time / target decode step time
+    acceptance_prior: PriorOut | None  # the prior's origin; null when acceptance was measured
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +168,8 @@ class Recommendation(_Closed):
     # what the answer takes for the GPU beyond its sources and measured rows: derived or borrowed figures the costs
     # use, another generation's kernel floors, another memory kind's share of peak, memory shared with the CPU
     gpu_caveats: tuple[str, ...]
+    warnings: tuple[str, ...]  # what makes the answer suspect before any number (a mis-served head, acceptance far
+    # below what the drafter reaches elsewhere); empty when nothing does
 
 
 def _gb(nbytes: float) -> float:
@@ -185,7 +199,8 @@ def from_advice(a: Advice) -> Recommendation:
         concurrency=Concurrency(batch=int(a.scenario.batch), baseline=int(a.concurrency[0]),
                                 speculative=int(a.concurrency[a.shown_k]),
                                 binds=binding(a.scenario, a.concurrency, a.shown_k)),
-        gpu_caveats=tuple(a.scenario.gpu_caveats))
+        gpu_caveats=tuple(a.scenario.gpu_caveats),
+        warnings=tuple(acc.warnings))
 
 
 def _ran(a: Advice, values, k: int) -> float | None:
@@ -237,4 +252,7 @@ def _inputs(a: Advice) -> Inputs:
         gpu=s.hardware.name, num_gpus=int(setup.tp), batch=int(s.batch), prompt_len=int(s.prompt_len),
         out_len=int(s.out_len), temperature=float(s.temperature), k=optional(int, s.k),
         gpu_memory_utilization=float(s.gpu_memory_utilization), alpha=float(acc.alpha),
-        acceptance_source=acc.source, acceptance_notes=tuple(acc.notes), cost_ratio=optional(float, setup.cost_ratio))
+        acceptance_source=acc.source, acceptance_notes=tuple(acc.notes), cost_ratio=optional(float, setup.cost_ratio),
+        acceptance_prior=None if acc.origin is None else PriorOut(
+            kind=acc.origin.kind, drafter=acc.origin.drafter, task=acc.origin.task, published=acc.origin.published,
+            sources=tuple(acc.origin.sources)))

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from advisor.errors import InputError
 from advisor.methods import TEXT_LOOKUP, canonical
-from advisor.model import acceptance as acc_mod
-from advisor.model import priors
-from advisor.model.acceptance import Acceptance
 from advisor.model.borrowed import caveats, mark
+from advisor.model.diagnosis import misserved_head
 from advisor.model.drafters import mtp_head
 from advisor.model.enginecost import EngineCost
 from advisor.model.hardware import Hardware
@@ -28,79 +25,13 @@ from advisor.profiles.calibrated import costs_from, profile_for
 from advisor.profiles.catalog import load_hardware, load_model, names, slug
 from advisor.profiles.localgpu import resolve_gpu
 from advisor.profiles.model_error import DATASHEET, datasheet, from_profile
+from advisor.resolve_acceptance import DEFAULT_TASK, AcceptanceInput, MetricsReader, Pair, resolve_acceptance
 from advisor.scenario import Scenario
 from advisor.vllm import check_scheduler
 
 DEFAULT_TARGET = "llama-3.1-8b-instruct"
 DEFAULT_GPU = "rtx-pro-6000-blackwell"
-DEFAULT_TASK = "structured"
-# (source URL or file, served temperature, temperature it was measured at) -> Acceptance
-MetricsReader = Callable[[str, float, "float | None"], Acceptance]
-
-
-@dataclass(frozen=True, slots=True)
-class AcceptanceInput:
-    """The acceptance flags as typed; at most one source may be given (a task prior is the fallback)."""
-
-    alpha: float | None = None  # --alpha
-    rate: float | None = None  # --acceptance-rate (vLLM accepted/drafted)
-    length: float | None = None  # --acceptance-length (mean tokens per step, bonus included)
-    measured_k: int | None = None  # --measured-k: the k that rate/length were measured at
-    per_position: str | None = None  # --acceptance-per-pos "a1,a2,..."
-    task: str | None = None  # --task
-    metrics: str | None = None  # --metrics URL|FILE: vLLM spec-decode counters (a server, or a saved measurement)
-    measured_temperature: float | None = None  # --measured-temperature (defaults to the served temperature)
-
-
-def resolve_acceptance(inp: AcceptanceInput, temperature: float, read_metrics: MetricsReader | None = None,
-                       method: str = "draft_model") -> Acceptance:
-    """The one Acceptance the flags describe. --metrics is read by `read_metrics` (the caller passes
-    `measured.from_metrics.acceptance_from_metrics`: it imports scipy, which nothing else here needs). With
-    nothing measured, the method's prior (`priors.for_method`: n-gram lookups and MTP layers have their own)."""
-    given = [name for name, value in (("--alpha", inp.alpha), ("--acceptance-rate", inp.rate),
-                                      ("--acceptance-length", inp.length), ("--acceptance-per-pos", inp.per_position),
-                                      ("--task", inp.task), ("--metrics", inp.metrics)) if value is not None]
-    if len(given) > 1:
-        raise InputError(f"give one acceptance source, not {' and '.join(given)}")
-    for flag, value in (("--temperature", temperature), ("--measured-temperature", inp.measured_temperature)):
-        if value is not None and not 0.0 <= value <= acc_mod.MAX_TEMPERATURE:  # NaN fails too
-            raise InputError(f"{flag} must be in [0, {acc_mod.MAX_TEMPERATURE:g}] (what vLLM samples at), got {value}")
-    if inp.measured_k is not None and inp.rate is None and inp.length is None:
-        raise InputError(f"--measured-k {inp.measured_k} names the k an --acceptance-rate or --acceptance-length was "
-                         "measured at, and neither was given: add one, or drop --measured-k (--metrics and "
-                         "--acceptance-per-pos carry their own k)")
-    if inp.rate is not None or inp.length is not None:
-        if inp.measured_k is None:
-            flag = "--acceptance-rate" if inp.rate is not None else "--acceptance-length"
-            raise InputError(f"{flag} depends on the k it was measured at: add --measured-k K")
-        if inp.rate is not None:
-            alpha = acc_mod.alpha_from_rate(inp.rate, inp.measured_k)
-            found = acc_mod.from_point(alpha, f"--acceptance-rate {inp.rate:g} at k={inp.measured_k} -> α {alpha:.3f}")
-        else:
-            alpha = acc_mod.alpha_from_length(inp.length, inp.measured_k)
-            found = acc_mod.from_point(alpha, f"--acceptance-length {inp.length:g} at k={inp.measured_k} -> α {alpha:.3f}")
-    elif inp.alpha is not None:
-        found = acc_mod.from_point(inp.alpha, f"--alpha {inp.alpha:g}")
-    elif inp.metrics is not None:
-        if read_metrics is None:
-            raise InputError("--metrics needs a reader: pass read_metrics=acceptance_from_metrics "
-                             "(advisor.measured.from_metrics)")
-        return read_metrics(inp.metrics, temperature, inp.measured_temperature)
-    elif inp.per_position is not None:
-        try:
-            rates = [float(x) for x in inp.per_position.split(",") if x.strip()]
-        except ValueError:
-            raise InputError(f"--acceptance-per-pos takes comma-separated numbers, got {inp.per_position!r}") from None
-        found = acc_mod.from_per_position(rates)
-    else:
-        # Priors describe greedy decoding, so they are carried from T = 0 to the served temperature.
-        task = inp.task or DEFAULT_TASK
-        prior = priors.for_method(method, task)
-        return prior.at_temperature(temperature, 0.0)
-    measured_at = temperature if inp.measured_temperature is None else inp.measured_temperature
-    if method == "mtp":  # one reused MTP layer accepts less past the positions measured
-        found = priors.mtp_beyond(found, inp.measured_k or len(found.per_position or ()) or 1)
-    return found.at_temperature(temperature, measured_at)
+__all__ = ["DEFAULT_TASK", "AcceptanceInput", "build_scenario", "check_pair", "default_draft", "engine_costs"]
 
 
 def default_draft(target: ModelSpec, method: str) -> str | None:
@@ -206,7 +137,6 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
     if method == "eagle" and draft_spec.kind == "model" and draft_spec.num_layers == 1:
         draft_spec = replace(draft_spec, kind="eagle_head")  # an EAGLE-1 head's config reads as a 1-layer model
     check_pair(target_spec, draft_spec, method, num_gpus, tp_flag)
-    acc = resolve_acceptance(acceptance, temperature, read_metrics, method)
     for flag, value in (("--max-num-seqs", max_num_seqs), ("--max-num-batched-tokens", max_num_batched_tokens)):
         if value is not None and value < 1:
             raise InputError(f"{flag} must be at least 1, got {value}")
@@ -214,6 +144,13 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
         raise InputError("give the target's quantization once: --quantization, not also a weight dtype")
     kv_bytes_per_element(kv_cache_dtype)  # refuses a --kv-cache-dtype vLLM does not spell so
     target_dtype = weight_dtype or served_weight_dtype(checkpoint_of(target_spec), quantization, target_spec.name)
+    misserved = method == "eagle" and draft_spec.is_eagle3  # pasted as eagle3 (advisor.vllm): it drafts as one
+    pair = Pair(method="eagle3" if misserved else method, target=target_spec,
+                draft=None if method == "mtp" else draft_spec, target_dtype=target_dtype, prompt_len=prompt_len,
+                misserved=misserved)
+    acc = resolve_acceptance(acceptance, temperature, read_metrics, pair)
+    if misserved:  # said before any number: a server running it as EAGLE-1 would not serve it as trained
+        acc = replace(acc, warnings=(misserved_head(draft_spec.name), *acc.warnings))
     draft_dtype = "bf16"
     if draft_spec is not None and draft_spec.kind == "mtp_head":
         draft_dtype = target_dtype  # MTP layers ship in the target's checkpoint, quantized with it

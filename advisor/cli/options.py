@@ -56,7 +56,7 @@ SCENARIO_OPTIONS = [
     _option("measured_k", Optional[int], typer.Option(None, help="The k that rate or length was measured at.")),
     _option("acceptance_per_pos", Optional[str], typer.Option(None, help="vLLM's per-position acceptance rates, e.g. 0.8,0.6,0.45.")),
     _option("task", Optional[str], typer.Option(None, help="Acceptance prior for this kind of traffic "
-                                               "(`specadvisor list tasks`).")),
+                                               "(`specadvisor list tasks`); none: the drafter's general prior.")),
     _option("metrics", Optional[str], typer.Option(None, help="Acceptance from vLLM spec-decode counters: a server URL "
                                                    "(http://host:8000) or a Prometheus text file (`specadvisor acceptance ... --save`).")),
     _option("measured_temperature", Optional[float], typer.Option(None, help="Temperature the acceptance was measured at.")),

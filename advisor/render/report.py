@@ -25,7 +25,7 @@ def _paint(text: str, colour: str, on: bool) -> str:
 
 
 def _headline(r: Recommendation) -> list[str]:
-    i, s, band = r.inputs, r.speedup, r.interval
+    i, band = r.inputs, r.interval
     what = f"{i.target} + {i.draft} ({i.method})" if i.draft else f"{i.target} ({i.method})"
     gpus = f"{i.num_gpus}x {i.gpu}" if i.num_gpus > 1 else i.gpu
     lines = [f"{what} on {gpus}, batch {i.batch}, {i.prompt_len} -> {i.out_len} tokens, T={i.temperature:g}"]
@@ -111,7 +111,8 @@ def text(r: Recommendation, colour: bool | None = None, width: int | None = None
         colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     width = width or terminal_width()
     wrap = lambda line, indent="": paragraph(line, width, rest=indent)  # noqa: E731
-    out = [_paint(f"verdict: {r.verdict.upper()}", VERDICT_COLOUR[r.verdict], colour)]
+    out = [_paint(wrap(f"warning: {w}", "  "), "yellow", colour) for w in r.warnings]
+    out.append(_paint(f"verdict: {r.verdict.upper()}", VERDICT_COLOUR[r.verdict], colour))
     out += [wrap(line, "  ") for line in _headline(r)]
     out.append("")
     for c in r.checks:
@@ -152,6 +153,7 @@ def _paste(r: Recommendation, width: int) -> list[str]:
 
 def markdown(r: Recommendation) -> str:
     out = [f"## specadvisor: **{r.verdict}**", ""]
+    out += [f"> **warning:** {w}\n" for w in r.warnings]
     out += [f"- {line}" for line in _headline(r)]
     out += ["", "| check | ok | detail |", "|---|---|---|"]
     out += [f"| {c.name} | {'yes' if c.ok else 'no'} | {c.detail} |" for c in r.checks]
