@@ -35,7 +35,8 @@ def test_json_matches_the_documented_schema():
             "throughput_high"} == set(data["per_k"][0])
     assert {"max_concurrency_baseline", "max_concurrency_spec", "fits"} <= set(data["memory"])
     assert "prefill_fraction_baseline" in data["time_split"]
-    assert {"serve_command", "speculative_config", "per_batch_size_schedule"} == set(data["vllm"])
+    assert {"serve_command", "speculative_config", "per_batch_size_schedule", "model_runner",
+            "schedule_check"} == set(data["vllm"])
     assert data["vllm"]["speculative_config"]["num_speculative_tokens"] == data["best_k"]
     assert data["inputs"]["prompt_len"] == 8000
 
