@@ -13,6 +13,7 @@ from advisor.advise import Advice, times_at
 from advisor.model.enginecost import is_cpu
 from advisor.recommendation_interval import Closed as _Closed
 from advisor.recommendation_interval import Interval, interval_of, optional
+from advisor.schedule import describe, runner_line
 from advisor.verdict import binding
 from advisor.vllm import batch_defaults, serve_command, speculative_config
 
@@ -97,7 +98,9 @@ class Vllm(_Closed):
     serve_command: str  # `vllm serve ...` to paste (no --speculative-config when off; "" when the target does not fit)
     speculative_config: dict  # vLLM's --speculative-config ({} when speculation is off)
     per_batch_size_schedule: tuple[tuple[int, int, int], ...]  # (start_bs, end_bs, k) ranges, pinned to best_k at
-    # the batch evaluated; empty when a fixed --k is pasted alone
+    # the batch evaluated; empty when a fixed --k is pasted alone, or where the schedule does not pay for itself
+    model_runner: str = ""  # the vLLM model runner the paste assumes ("" when speculation is off)
+    schedule_check: str = ""  # what a per-batch schedule costs on that runner, and whether it was pasted
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +245,9 @@ def _vllm(a: Advice) -> Vllm:
                                             gpu_memory_utilization=s.gpu_memory_utilization, schedule=a.schedule,
                                             defaults=defaults),
                 speculative_config=speculative_config(s.setup, k, a.schedule),
-                per_batch_size_schedule=tuple((int(start), int(end), int(kk)) for start, end, kk in a.schedule))
+                per_batch_size_schedule=tuple((int(start), int(end), int(kk)) for start, end, kk in a.schedule),
+                model_runner=runner_line(s.setup.method, cpu=s.setup.target_cost.on_cpu) if k else "",
+                schedule_check=describe(a.schedule_price, k) if k and a.schedule_price is not None else "")
 
 
 def _inputs(a: Advice) -> Inputs:

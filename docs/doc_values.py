@@ -29,6 +29,7 @@ from advisor.cli.app import main
 from advisor.cli.calibrate import MIN_SECONDS, calibrate
 from advisor.measured.counts import Counts
 from advisor.measured.metrics import render
+from advisor.schedule import SCHEDULE_MIN_GAIN
 from advisor.measured.posterior import LEVEL
 from advisor.model import enginecost, truncation
 from advisor.model.acceptance import TEMPERATURE_SLOPE, expected_tokens, survival
@@ -234,6 +235,9 @@ VALUES = {
     "model.temperature_drop": lambda: f"−{TEMPERATURE_SLOPE:.0%}",
     "model.ngram_us": lambda: f"{enginecost.DEFAULT_NGRAM_OVERHEAD_S * 1e6:.0f}",
     "model.spec_overhead_ms": lambda: f"{enginecost.DEFAULT_SPEC_OVERHEAD_S * 1e3:g}",
+    "model.host_step_us": lambda: f"{enginecost.DEFAULT_HOST_STEP_S * 1e6:.0f}",
+    "model.host_seq_us": lambda: f"{enginecost.DEFAULT_HOST_SEQ_S * 1e6:.0f}",
+    "schedule.min_gain": lambda: f"{SCHEDULE_MIN_GAIN:.0%}",
     "truncation.k4": lambda: _pct(max(_cut_last_step(np.linspace(0, 0.99, 100), k) for k in range(1, 5))),
     "truncation.k8": lambda: _pct(_cut_last_step(0.9, 8)),
     "datasheet.rows": lambda: _datasheet_fit()[0],

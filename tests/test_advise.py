@@ -180,3 +180,28 @@ def test_25_6_the_longest_draft_chosen_is_the_longest_accepted():
     assert run(prompt_len=200, out_len=2000, k=MAX_K).best_k == MAX_K
     with pytest.raises(InputError, match=f"0..{MAX_K}"):
         run(prompt_len=200, out_len=2000, k=MAX_K + 1)
+
+
+def test_recommend_ngram_on_an_h100_prices_verification_for_every_sequence():
+    """`recommend --method ngram --gpu h100-sxm --batch 64 --task code`: the task prior finds a match on some steps
+    only, yet every step is priced as a verification of k+1 tokens for all 64 sequences (Model Runner V2 fills
+    the slots without a match), and the report says so."""
+    from dataclasses import replace
+
+    from advisor.advise import times_at
+    from advisor.model.costmodel import step_time
+    from advisor.recommendation import from_advice
+    from advisor.render.report import text
+    from advisor.resolve import AcceptanceInput, build_scenario
+
+    s = build_scenario(method="ngram", gpu="h100-sxm", batch=64, prompt_len=1024, out_len=256,
+                       acceptance=AcceptanceInput(task="code"))
+    a = advise(s)
+    k, conc, context = a.best_k, float(a.concurrency[a.best_k]), s.prompt_len + s.out_len / 2
+    assert 0.0 < s.acceptance.match_share < 1.0 and k > 0 and conc == 64
+    setup = s.setup
+    gpu = setup.draft_time(k, conc, context) + step_time(setup.target, setup.target_cost, conc, k + 1.0, context)
+    step = float(gpu + setup.visible_bookkeeping(conc, gpu))
+    assert float(times_at(a).tpot_spec) * float(a.tokens_per_step[k]) == pytest.approx(step, rel=1e-12)
+    assert float(replace(setup, draft_share=1.0).iteration_time(k, conc, context)) == pytest.approx(step, rel=1e-12)
+    assert "verifies k drafts for every sequence" in " ".join(text(from_advice(a)).split())

@@ -84,7 +84,8 @@ def test_5_no_command_when_the_target_does_not_fit():
     r = recommend("--target", "llama-3.1-70b-instruct", "--gpu", "rtx-4090", "--prompt-len", "1000", "--out-len",
                   "100")
     assert r["verdict"] == "disable" and not r["memory"]["fits"]
-    assert r["vllm"] == {"serve_command": "", "speculative_config": {}, "per_batch_size_schedule": []}
+    assert r["vllm"] == {"serve_command": "", "speculative_config": {}, "per_batch_size_schedule": [],
+                         "model_runner": "", "schedule_check": ""}
 
 
 def test_6_ngram_without_a_measurement_has_its_own_prior_and_is_at_most_marginal():

@@ -47,6 +47,13 @@ DEFAULT_DRAFT_PASS_OVERHEAD_S = 0.14e-3  # per drafter launch: propose()'s loop 
 DEFAULT_SPEC_OVERHEAD_S = 1.2e-3  # per speculative engine step: bookkeeping, rejection sampling (vLLM 0.10.1)
 DEFAULT_NGRAM_OVERHEAD_S = 35e-6  # per step, the n-gram proposer (vllm/v1/spec_decode/ngram_proposer.py)
 DEFAULT_NGRAM_SEQ_OVERHEAD_S = 0.6e-6  # ... and per sequence (numba, multi-threaded batch_propose)
+# The host's work per engine step between two forward passes, which async scheduling hides and a synchronous engine
+# waits for: vLLM 0.32's own Scheduler.schedule() + update_from_output() per decode step, 46 µs + 16 µs per running
+# request (benchmarks/bench_host_step.py, the 10th percentile of 250 steps, a line through B = 1..32 on a 2.8 GHz
+# Xeon vCPU; it holds at B = 128: 2.1 ms measured and predicted). A lower bound on what a synchronous step waits for:
+# the model runner's host work (input staging, the sampled tokens' copy back) is not in it.
+DEFAULT_HOST_STEP_S = 46e-6
+DEFAULT_HOST_SEQ_S = 16e-6
 DEFAULT_ALLREDUCE_LATENCY_S = 8.0e-6  # one small one-shot all-reduce (advisor.model.kernels; a guess, not fitted)
 # per MoE dispatch kernel (top-k, align, grouped GEMMs, combine) on Hopper and Blackwell: fitted on §6's B300 rows,
 # whose DeepSeek-V3.2 layers are mostly such floors
@@ -162,6 +169,11 @@ class EngineCost:
     ngram_overhead: float = _calibrated(DEFAULT_NGRAM_OVERHEAD_S, unit=1e-6, unseen=_NOT_A_STEP)
     # ... and per sequence, s
     ngram_seq_overhead: float = _calibrated(DEFAULT_NGRAM_SEQ_OVERHEAD_S, unit=1e-6, unseen=_NOT_A_STEP)
+    # the host's scheduling and output bookkeeping per engine step, and per running sequence, s: what a synchronous
+    # engine waits for and an async one hides (`advisor.vllm.sync_penalty`); not fitted, since calibrate and validate
+    # time engines scheduled alike (validate measures the whole gap between its two baselines instead)
+    host_step_overhead: float = DEFAULT_HOST_STEP_S
+    host_seq_overhead: float = DEFAULT_HOST_SEQ_S
     # vLLM's limits: tokens per step (chunked prefill splits longer prompts), sequences per step, and the largest
     # step replayed as a captured CUDA graph (0: none, an eager engine). `from_datasheet` sets them by device class.
     max_num_batched_tokens: int = MAX_NUM_BATCHED_TOKENS
@@ -176,7 +188,8 @@ class EngineCost:
         if min(self.step_overhead, self.token_overhead, self.seq_overhead, self.multi_token_overhead,
                self.layer_floor_graph, self.layer_floor_piecewise, self.draft_pass_overhead, self.spec_overhead,
                self.moe_kernel_floor,
-               self.spec_seq_overhead, self.ngram_overhead, self.ngram_seq_overhead) < 0:
+               self.spec_seq_overhead, self.ngram_overhead, self.ngram_seq_overhead, self.host_step_overhead,
+               self.host_seq_overhead) < 0:
             raise ValueError("EngineCost: overheads cannot be negative")
         if self.max_num_batched_tokens < 1 or self.max_num_seqs < 1:
             raise ValueError("EngineCost: max_num_batched_tokens and max_num_seqs must be positive")

@@ -148,7 +148,13 @@ def _paste(r: Recommendation, width: int) -> list[str]:
     if r.vllm.per_batch_size_schedule:
         out.append(paragraph(f"batch-size -> k schedule (num_speculative_tokens_per_batch_size): {_schedule(r)}",
                              width, rest="  "))
+    out += [paragraph(line, width, rest="  ") for line in _runner(r)]
     return out
+
+
+def _runner(r: Recommendation) -> list[str]:
+    """The model runner the paste assumes, and what a per-batch schedule costs there."""
+    return [line for line in (r.vllm.model_runner and f"assumes {r.vllm.model_runner}", r.vllm.schedule_check) if line]
 
 
 def markdown(r: Recommendation) -> str:
@@ -169,4 +175,5 @@ def markdown(r: Recommendation) -> str:
     out += ["", "```bash", r.vllm.serve_command, "```"]
     if r.vllm.per_batch_size_schedule:
         out += ["", f"Batch-size schedule (`num_speculative_tokens_per_batch_size`): `{_schedule(r)}`"]
+    out += ["", *(f"- {line}" for line in _runner(r))] if _runner(r) else []
     return "\n".join(out) + "\n"
