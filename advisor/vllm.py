@@ -16,6 +16,9 @@ VLLM_SERIES = "0.32"  # the release every fact below is read from; pyproject's `
 
 # --- vLLM's defaults -------------------------------------------------------------------------------------------
 BLOCK_TOKENS = 16  # KV cache block size (CacheConfig.block_size)
+# The share of the GPU's memory an engine takes when --gpu-memory-utilization is not given
+# (CacheConfig.gpu_memory_utilization; 0.9 before 0.32)
+GPU_MEMORY_UTILIZATION = 0.92
 # max_num_batched_tokens (the chunked-prefill token budget per step) and max_num_seqs (sequences per step) depend on
 # the device: `batch_defaults` gives them by GPU class. These two are the offline `LLM` defaults of the GPUs below
 # 70 GiB (A100, L40S, ...): what a profile written before the class defaults records, and a plan's fallback.
