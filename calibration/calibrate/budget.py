@@ -22,7 +22,7 @@ def time_ratio(run, spec, cost, tp: int = 1) -> float | None:
     measured = [m for m in run.points if m.samples]
     if len(measured) < PROBE_SAMPLES:
         return None
-    points = [bench.Point(m.kind, m.batch, m.new_tokens, m.context) for m in measured]
+    points = [bench.point_of(m) for m in measured]
     planned = bench.sample_seconds(spec, cost, points, run.chunk_tokens, tp)
     spent = sum(p.steps * m.samples[0] for p, m in zip(points, measured))
     return max(spent / max(float(sum(planned)), 1e-12), 1e-6)

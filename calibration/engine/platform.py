@@ -60,4 +60,18 @@ def resolved_config(vllm_config: Any) -> dict[str, Any]:
             "attention_backend": getattr(backend, "name", backend) or "auto",
             "block_size": int(vllm_config.cache_config.block_size),
             "enforce_eager": bool(vllm_config.model_config.enforce_eager),
-            "speculative_method": getattr(spec, "method", None)}
+            "max_cudagraph_capture_size": int(getattr(compilation, "max_cudagraph_capture_size", None) or 0),
+            "speculative_method": getattr(spec, "method", None),
+            "num_speculative_tokens": int(getattr(spec, "num_speculative_tokens", 0) or 0)}
+
+
+def step_graph_mode(ran: dict[str, Any], tokens: int, uniform: bool) -> str:
+    """How the engine `ran` describes (`resolved_config`) runs a step of `tokens` tokens: "NONE" on an eager engine
+    or one without graphs; a uniform step (every sequence bringing the engine's decode query length) "FULL" up to the
+    largest captured size; any other step, or a larger one, "PIECEWISE" (FULL_AND_PIECEWISE, vLLM's default)."""
+    mode = str(ran.get("cudagraph_mode") or "NONE")
+    if ran.get("enforce_eager") or mode == "NONE":
+        return "NONE"
+    if uniform and "FULL" in mode and tokens <= int(ran.get("max_cudagraph_capture_size") or 0):
+        return "FULL"
+    return "PIECEWISE" if "PIECEWISE" in mode else "NONE"

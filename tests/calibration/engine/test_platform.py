@@ -12,24 +12,7 @@ from calibration.engine import memory, platform
 from calibration.engine.arguments import engine_arguments
 
 vllm_config_module = pytest.importorskip("vllm.config.vllm")
-
-
-class FakeCuda:
-    """What vLLM's current_platform answers on an H100 (vllm/platforms/cuda.py), without one."""
-
-    def is_cpu(self):
-        return False
-
-    def get_device_name(self, device_id=0):
-        return "NVIDIA H100 80GB HBM3"
-
-
-@pytest.fixture
-def cuda(monkeypatch):
-    import vllm.platforms
-
-    monkeypatch.setattr(vllm.platforms, "_current_platform", FakeCuda())
-    monkeypatch.delenv("VLLM_USE_V2_MODEL_RUNNER", raising=False)
+from simulated_cuda import cuda  # noqa: E402,F401  (the fixture)
 
 
 def test_gpu_or_cpu_is_vllms_platform_not_pynvml(cuda, monkeypatch):
@@ -114,14 +97,15 @@ def test_sync_penalty_is_charged_to_ngram_on_a_gpu_only():
 def test_resolved_config_records_runner_async_graphs_backend():
     config = types.SimpleNamespace(
         use_v2_model_runner=True, scheduler_config=types.SimpleNamespace(async_scheduling=True),
-        compilation_config=types.SimpleNamespace(cudagraph_mode=types.SimpleNamespace(name="FULL_AND_PIECEWISE")),
+        compilation_config=types.SimpleNamespace(cudagraph_mode=types.SimpleNamespace(name="FULL_AND_PIECEWISE"),
+                                                 max_cudagraph_capture_size=512),
         attention_config=types.SimpleNamespace(backend=types.SimpleNamespace(name="FLASHINFER")),
         cache_config=types.SimpleNamespace(block_size=16), model_config=types.SimpleNamespace(enforce_eager=False),
-        speculative_config=types.SimpleNamespace(method="draft_model"))
+        speculative_config=types.SimpleNamespace(method="draft_model", num_speculative_tokens=3))
     assert platform.resolved_config(config) == {
         "model_runner": "v2", "async_scheduling": True, "cudagraph_mode": "FULL_AND_PIECEWISE",
         "attention_backend": "FLASHINFER", "block_size": 16, "enforce_eager": False,
-        "speculative_method": "draft_model"}
+        "max_cudagraph_capture_size": 512, "speculative_method": "draft_model", "num_speculative_tokens": 3}
 
 
 def test_close_waits_until_the_memory_is_back():
