@@ -27,6 +27,7 @@ from advisor.model.costmodel import prefill_time, step_time
 from advisor.model.enginecost import EngineCost
 from advisor.model.modelspec import ModelSpec
 from advisor.profiles import visible_gpu
+from calibration.engine.memory import nvml_bindings
 from calibration.engine.uniform_verify import uniform_verify
 
 KINDS = ("prefill", "decode", "verify")
@@ -203,7 +204,7 @@ def system_info() -> dict:
     info = {"platform": platform.platform(), "python": platform.python_version(), "cpu": _cpu_model(),
             "cpu_count": os.cpu_count(), "load_average_1m": os.getloadavg()[0],  # others' load skews timings
             "gpu": None, "driver": None}  # a CPU run, unless NVML names a GPU
-    gpu = visible_gpu.read_or_none()
+    gpu = visible_gpu.read_or_none(nvml_bindings())  # the extra's NVML, else vLLM's own copy
     if gpu is not None:
         info.update(gpu=gpu.name, driver=gpu.driver, gpu_memory_bytes=gpu.memory_bytes, gpu_mig=gpu.mig)
     try:

@@ -79,7 +79,7 @@ class Engine:
     tensor_parallel_size: int = 1  # worker processes the model is split over (vLLM's multiprocess executor when > 1)
     env: dict[str, str] = field(default_factory=dict)  # environment this layer set for vLLM's start (CPU binding)
     vllm_config: dict = field(default_factory=dict)  # what vLLM resolved (platform.resolved_config): runner, async...
-    free_at_start: tuple[int, int] | None = None  # (free, total) device bytes before it started; None on a CPU
+    free_at_start: tuple[int, ...] | None = None  # free bytes of each of its GPUs before it started; None on a CPU
     _ids: count = field(default_factory=count)
 
     # --- generic use (validate, acceptance measure) ------------------------------------------------------
@@ -203,7 +203,7 @@ class Engine:
             engine.engine_core.shutdown()
         self.llm = None
         if self.free_at_start is not None:  # the next engine's start checks free >= utilization × total
-            wait_for_memory(self.free_at_start[0], free_bytes)
+            wait_for_memory(self.free_at_start, lambda: free_bytes(len(self.free_at_start)))
 
     def __enter__(self) -> "Engine":
         return self
@@ -233,9 +233,10 @@ def open_engine(model: str | Path, **kwargs: Any) -> Engine:
     cpu = on_cpu()
     for key, value in engine_env(cpu).items():  # the user's own values win
         os.environ.setdefault(key, value)
-    memory = None if cpu else device_memory()
-    if memory is not None:  # (free, total) of the GPU: its class sets vllm serve's batch limits
-        kwargs.setdefault("serve_limits", batch_defaults(memory[1] / 1024**3, device_name() or "", server=True))
+    limits = None if cpu else serve_limits()
+    if limits is not None:
+        kwargs.setdefault("serve_limits", limits)
+    free_before = None if cpu else free_bytes(int(kwargs.get("tensor_parallel_size", 1)))
     args, env = engine_arguments(model, cpu=cpu, **kwargs)
     try:
         with scoped_env(env):  # the engine-core process and its workers are spawned in here
@@ -254,7 +255,14 @@ def open_engine(model: str | Path, **kwargs: Any) -> Engine:
                   max_num_batched_tokens=int(config.scheduler_config.max_num_batched_tokens),
                   max_num_seqs=int(config.scheduler_config.max_num_seqs), vllm_version=vllm.__version__,
                   tensor_parallel_size=int(config.parallel_config.tensor_parallel_size), env=env,
-                  vllm_config=ran, free_at_start=memory)
+                  vllm_config=ran, free_at_start=free_before)
+
+
+def serve_limits() -> tuple[int, int] | None:
+    """`vllm serve`'s (max_num_batched_tokens, max_num_seqs) on the visible GPU, whose memory class sets them (the
+    offline LLM class would take its own); None when NVML cannot read the GPU's memory."""
+    memory = device_memory()
+    return None if memory is None else batch_defaults(memory[1] / 1024**3, device_name() or "", server=True)
 
 
 def _attention_backends(llm) -> str | None:

@@ -109,12 +109,41 @@ def test_resolved_config_records_runner_async_graphs_backend():
 
 
 def test_close_waits_until_the_memory_is_back():
-    frees = iter([10, 20, 60, 99])
+    frees = iter([(10,), (20,), (60,), (99,)])
     clock = iter(range(100))
-    assert memory.wait_for_memory(100, lambda: next(frees), slack=2, sleep=lambda _: None, clock=lambda: next(clock))
-    frees = iter([10] * 100)
-    assert not memory.wait_for_memory(100, lambda: next(frees), timeout=3, slack=2, sleep=lambda _: None,
+    assert memory.wait_for_memory((100,), lambda: next(frees), slack=2, sleep=lambda _: None,
+                                  clock=lambda: next(clock))
+    frees = iter([(10,)] * 100)
+    assert not memory.wait_for_memory((100,), lambda: next(frees), timeout=3, slack=2, sleep=lambda _: None,
                                       clock=lambda: next(clock))
+
+
+def test_at_tp_2_close_waits_for_every_gpu():
+    """The first GPU is back at once; the second still holds the closed engine's memory for two polls."""
+    polls = []
+    frees = iter([(100, 10), (100, 40), (100, 99)])
+    assert memory.wait_for_memory((100, 100), lambda: polls.append(1) or next(frees), slack=2,
+                                  sleep=lambda _: None, clock=lambda: 0)
+    assert len(polls) == 3
+
+
+def test_without_the_nvml_extra_vllms_own_nvml_answers(cuda, monkeypatch):
+    """No pynvml installed: the engine layer reads the GPUs through the NVML copy vLLM ships, so it still takes vllm
+    serve's batch limits (8,192 tokens on an H100, not the LLM class's 16,384) and waits for every GPU's memory."""
+    import vllm.third_party
+    from simulated_nvml import GIB, fake_nvml
+
+    from advisor.profiles import visible_gpu
+    from calibration.engine.vllm_engine import serve_limits
+
+    monkeypatch.setattr(visible_gpu, "pynvml", None)
+    monkeypatch.setattr(vllm.third_party, "pynvml", fake_nvml({0: ("NVIDIA H100 80GB HBM3", 80 * GIB, 70 * GIB),
+                                                               1: ("NVIDIA H100 80GB HBM3", 80 * GIB, 60 * GIB)}))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,0")
+    free, total = memory.device_memory()
+    assert (free, total) == (60 * GIB, 80 * GIB)
+    assert serve_limits() == (8192, 1024)
+    assert memory.free_bytes(2) == (60 * GIB, 70 * GIB)
 
 
 def test_test_servers_share_a_gpu(cuda):
@@ -142,7 +171,7 @@ def test_close_reads_the_memory_of_the_gpu_cuda_sees(monkeypatch):
     monkeypatch.setattr(visible_gpu, "pynvml", fake_nvml({0: ("NVIDIA A10G", 23 * GIB, 20 * GIB),
                                                            1: ("NVIDIA H100 80GB HBM3", 80 * GIB, 70 * GIB)}))
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
-    assert memory.device_memory() == (70 * GIB, 80 * GIB) and memory.free_bytes() == 70 * GIB
+    assert memory.device_memory() == (70 * GIB, 80 * GIB) and memory.free_bytes() == (70 * GIB,)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # no GPU to wait for
     assert memory.device_memory() is None and memory.free_bytes() is None
     monkeypatch.setattr(visible_gpu, "pynvml", None)
