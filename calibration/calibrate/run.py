@@ -72,7 +72,7 @@ def run_calibration(*, target: str, draft: str | None, dummy_weights: bool, max_
                            hardware=hardware, device=device, vllm_version="", settings=grid.settings(),
                            **{role: _run(name, specs[role], grid.points(role), role == "target" and not on_cpu())
                               for role, name in names.items()})
-    print(describe(grid, specs, seconds, repeats, min_seconds, basis), file=sys.stderr)
+    print(describe(grid, specs, seconds, repeats, min_seconds, basis, gpu=not on_cpu()), file=sys.stderr)
     if sized:
         print(f"  the grid is re-sized to --budget-seconds {budget_seconds:g} once the target's first "
               f"{PROBE_SAMPLES} points are measured", file=sys.stderr)
