@@ -65,5 +65,6 @@ def start_failure(model: str, exc: Exception) -> str:
                 "--gpu-memory-utilization (the share of the device vLLM may take), or free the device")
     if "engine core initialization failed" in lowered:  # the cause was logged by the engine-core process above
         return (f"vLLM's engine failed to start {model} (its error is printed above; out of memory is the usual "
-                "cause: lower --max-context or --max-batch, or free the device)")
+                "cause: lower --max-context or --max-batch, lower or raise --gpu-memory-utilization (the share of "
+                "the device vLLM may take), or free the device)")
     return f"vLLM failed to start {model}: {type(exc).__name__}: {text[:300]}"
