@@ -61,7 +61,7 @@ class Point:
     @property
     def admitted(self) -> bool:
         """Timed as the first step of freshly added requests (prefill, verify), not of running ones (decode)."""
-        return self.kind != "decode"
+        return not self.repeated
 
     @property
     def steps(self) -> int:
