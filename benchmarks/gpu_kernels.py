@@ -99,7 +99,8 @@ def measure(cost: EngineCost, device: torch.device, dtype: torch.dtype, smoke: b
     hidden = 64 if smoke else load_model(DENSE).hidden_size
     floor = cost.layer_floor_graph / DENSE_LAYER_KERNELS
     for tokens in (1, 64):
-        x, gamma = torch.randn(tokens, hidden, device=device, dtype=dtype), torch.ones(hidden, device=device, dtype=dtype)
+        x = torch.randn(tokens, hidden, device=device, dtype=dtype)
+        gamma = torch.ones(hidden, device=device, dtype=dtype)
         rows_out.append(Row(f"RMSNorm {tokens}x{hidden}", timed(lambda: torch.nn.functional.rms_norm(
             x, (hidden,), gamma, 1e-6), device, repeats), floor))
         cos, sin = torch.randn(tokens, hidden // 2, device=device, dtype=dtype), torch.randn(

@@ -26,5 +26,6 @@ def test_the_smoke_run_prints_both_columns():
 
 def test_without_a_gpu_it_asks_for_a_profile():
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_kernels.py"), "--smoke"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                          capture_output=True, text=True, timeout=300,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 2 and "--gpu PROFILE" in done.stderr
