@@ -34,6 +34,7 @@ from calibration.engine.platform import device_name, engine_env, on_cpu, resolve
 # Methods of the class vLLM mixes into the workers (arguments.ALLREDUCE_WORKER), called by name
 ALLREDUCE_METHOD = "specadvisor_time_allreduce"
 BACKENDS_METHOD = "specadvisor_attention_backends"
+GRAPHS_METHOD = "specadvisor_cudagraph_mode"
 
 
 class EngineError(InputError):
@@ -249,6 +250,7 @@ def open_engine(model: str | Path, **kwargs: Any) -> Engine:
     ran = resolved_config(config)
     if args.get("worker_extension_cls") == ALLREDUCE_WORKER:
         ran["attention_backend"] = _attention_backends(llm) or ran["attention_backend"]
+        ran.update(worker_graphs(llm))
     return Engine(llm=llm, model=str(model), engine_args=args, dtype=str(config.model_config.dtype).removeprefix("torch."),
                   block_size=int(config.cache_config.block_size),
                   kv_capacity_tokens=int(config.cache_config.num_gpu_blocks or 0) * int(config.cache_config.block_size),
@@ -263,6 +265,15 @@ def serve_limits() -> tuple[int, int] | None:
     offline LLM class would take its own); None when NVML cannot read the GPU's memory."""
     memory = device_memory()
     return None if memory is None else batch_defaults(memory[1] / 1024**3, device_name() or "", server=True)
+
+
+def worker_graphs(llm) -> dict:
+    """The CUDA-graph mode (and largest captured size) rank 0's worker runs, which can differ from the front end's
+    config (the worker resolves it against its attention backends); {} when the workers cannot say."""
+    try:
+        return dict(llm.collective_rpc(GRAPHS_METHOD)[0])
+    except Exception:  # an executor without RPC, a worker without the extension: the front end's record stays
+        return {}
 
 
 def _attention_backends(llm) -> str | None:

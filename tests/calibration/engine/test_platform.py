@@ -177,3 +177,23 @@ def test_close_reads_the_memory_of_the_gpu_cuda_sees(monkeypatch):
     monkeypatch.setattr(visible_gpu, "pynvml", None)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
     assert memory.device_memory() is None
+
+
+def test_the_recorded_graph_mode_is_the_workers():
+    """The V2 worker resolves the CUDA-graph mode against its attention backends after the front end's config is
+    made (vllm/v1/worker/gpu/model_runner.py, resolve_cudagraph_mode_and_sizes): the record takes the worker's."""
+    from vllm.config.compilation import CUDAGraphMode
+
+    from calibration.engine.allreduce_worker import AllReduceTimer
+    from calibration.engine.vllm_engine import GRAPHS_METHOD, worker_graphs
+
+    worker = types.SimpleNamespace(
+        vllm_config=types.SimpleNamespace(compilation_config=types.SimpleNamespace(
+            cudagraph_mode=CUDAGraphMode.FULL_AND_PIECEWISE, max_cudagraph_capture_size=512)),
+        model_runner=types.SimpleNamespace(cudagraph_manager=types.SimpleNamespace(
+            cudagraph_mode=CUDAGraphMode.FULL_DECODE_ONLY)))
+    answer = AllReduceTimer.specadvisor_cudagraph_mode(worker)
+    assert answer == {"cudagraph_mode": "FULL_DECODE_ONLY", "max_cudagraph_capture_size": 512}
+    llm = types.SimpleNamespace(collective_rpc=lambda method: [getattr(AllReduceTimer, method)(worker)])
+    assert worker_graphs(llm) == answer and GRAPHS_METHOD == "specadvisor_cudagraph_mode"
+    assert worker_graphs(types.SimpleNamespace()) == {}  # no RPC: the front end's record stays
