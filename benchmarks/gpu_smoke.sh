@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Estimate: about 10 minutes on one H200 with cold caches (torch.compile and CUDA-graph captures at every start):
-# 9 engine starts at 15-75 s each (2 for calibrate, 7 for validate: the baseline twice, draft_model and ngram at two
-# ks, the synchronous baseline ngram is compared with) plus about 2 minutes of measuring. Not yet timed on an H200.
+# 13 engine starts of this 67 MB pair at 15-40 s each (6 for calibrate: the target, one per uniform verification
+# width q = 2..5, the draft without graphs; 7 for validate: the baseline twice, draft_model and ngram at two ks, the
+# synchronous baseline ngram is compared with) plus about 2 minutes of measuring. Not yet timed on an H200.
 # The GPU path end to end on one GPU: calibrate a generated Llama-style pair with dummy weights, validate a few points
 # against real vLLM runs, then ALWAYS print what ran (model runner, CUDA-graph mode, async scheduling, attention
 # backend, block size), each engine's start-up seconds and the fit's held-out error, whichever step failed (a
