@@ -27,7 +27,7 @@ from advisor.model.costmodel import prefill_time, step_time
 from advisor.model.enginecost import EngineCost
 from advisor.model.modelspec import ModelSpec
 from advisor.profiles import visible_gpu
-from calibration.engine.memory import nvml_bindings
+from calibration.engine.platform import nvml_bindings
 from calibration.engine.uniform_verify import uniform_verify
 
 KINDS = ("prefill", "decode", "verify")

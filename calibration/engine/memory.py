@@ -18,21 +18,11 @@ import time
 from collections.abc import Callable, Sequence
 
 from advisor.profiles import visible_gpu
+from calibration.engine.platform import nvml_bindings
 
 WAIT_S = 60.0  # the longest a close waits for its memory
 POLL_S = 0.25
 SLACK_BYTES = 512 * 1024**2  # other processes come and go: back within 512 MiB counts as back
-
-
-def nvml_bindings():
-    """The NVML module to read with: the extra's pynvml, else vLLM's bundled copy, else None."""
-    if visible_gpu.pynvml is not None:
-        return visible_gpu.pynvml
-    try:  # lazy: vLLM is optional and slow to import (the engine layer's one exception)
-        from vllm.third_party import pynvml
-    except ImportError:
-        return None
-    return pynvml
 
 
 def device_memory() -> tuple[int, int] | None:

