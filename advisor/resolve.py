@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from advisor.errors import InputError
 from advisor.methods import TEXT_LOOKUP, canonical
-from advisor.model import acceptance as acc_mod
-from advisor.model import priors
-from advisor.model.acceptance import Acceptance
+from advisor.model.borrowed import caveats, mark
+from advisor.model.diagnosis import misserved_head
 from advisor.model.drafters import mtp_head
 from advisor.model.enginecost import EngineCost
 from advisor.model.hardware import Hardware
@@ -20,94 +18,31 @@ from advisor.model.quantization import (
     kv_bytes_per_element,
     served_weight_dtype,
 )
+from advisor.model.quant_support import check_kv_cache, check_weights
 from advisor.model.speculative import Setup
 from advisor.model.uncertainty import CostError
 from advisor.profiles.calibrated import costs_from, profile_for
 from advisor.profiles.catalog import load_hardware, load_model, names, slug
 from advisor.profiles.localgpu import resolve_gpu
 from advisor.profiles.model_error import DATASHEET, datasheet, from_profile
+from advisor.resolve_acceptance import DEFAULT_TASK, AcceptanceInput, MetricsReader, Pair, resolve_acceptance
 from advisor.scenario import Scenario
 from advisor.vllm import GPU_MEMORY_UTILIZATION, check_scheduler
 
 DEFAULT_TARGET = "llama-3.1-8b-instruct"
 DEFAULT_GPU = "rtx-pro-6000-blackwell"
-DEFAULT_TASK = "structured"
-# (source URL or file, served temperature, temperature it was measured at) -> Acceptance
-MetricsReader = Callable[[str, float, "float | None"], Acceptance]
-
-
-@dataclass(frozen=True, slots=True)
-class AcceptanceInput:
-    """The acceptance flags as typed; at most one source may be given (a task prior is the fallback)."""
-
-    alpha: float | None = None  # --alpha
-    rate: float | None = None  # --acceptance-rate (vLLM accepted/drafted)
-    length: float | None = None  # --acceptance-length (mean tokens per step, bonus included)
-    measured_k: int | None = None  # --measured-k: the k that rate/length were measured at
-    per_position: str | None = None  # --acceptance-per-pos "a1,a2,..."
-    task: str | None = None  # --task
-    metrics: str | None = None  # --metrics URL|FILE: vLLM spec-decode counters (a server, or a saved measurement)
-    measured_temperature: float | None = None  # --measured-temperature (defaults to the served temperature)
-
-
-def resolve_acceptance(inp: AcceptanceInput, temperature: float, read_metrics: MetricsReader | None = None,
-                       method: str = "draft_model") -> Acceptance:
-    """The one Acceptance the flags describe. --metrics is read by `read_metrics` (the caller passes
-    `measured.from_metrics.acceptance_from_metrics`: it imports scipy, which nothing else here needs). With
-    nothing measured, the method's prior (`priors.for_method`: n-gram lookups and MTP layers have their own)."""
-    given = [name for name, value in (("--alpha", inp.alpha), ("--acceptance-rate", inp.rate),
-                                      ("--acceptance-length", inp.length), ("--acceptance-per-pos", inp.per_position),
-                                      ("--task", inp.task), ("--metrics", inp.metrics)) if value is not None]
-    if len(given) > 1:
-        raise InputError(f"give one acceptance source, not {' and '.join(given)}")
-    for flag, value in (("--temperature", temperature), ("--measured-temperature", inp.measured_temperature)):
-        if value is not None and not 0.0 <= value <= acc_mod.MAX_TEMPERATURE:  # NaN fails too
-            raise InputError(f"{flag} must be in [0, {acc_mod.MAX_TEMPERATURE:g}] (what vLLM samples at), got {value}")
-    if inp.measured_k is not None and inp.rate is None and inp.length is None:
-        raise InputError(f"--measured-k {inp.measured_k} names the k an --acceptance-rate or --acceptance-length was "
-                         "measured at, and neither was given: add one, or drop --measured-k (--metrics and "
-                         "--acceptance-per-pos carry their own k)")
-    if inp.rate is not None or inp.length is not None:
-        if inp.measured_k is None:
-            flag = "--acceptance-rate" if inp.rate is not None else "--acceptance-length"
-            raise InputError(f"{flag} depends on the k it was measured at: add --measured-k K")
-        if inp.rate is not None:
-            alpha = acc_mod.alpha_from_rate(inp.rate, inp.measured_k)
-            found = acc_mod.from_point(alpha, f"--acceptance-rate {inp.rate:g} at k={inp.measured_k} -> α {alpha:.3f}")
-        else:
-            alpha = acc_mod.alpha_from_length(inp.length, inp.measured_k)
-            found = acc_mod.from_point(alpha, f"--acceptance-length {inp.length:g} at k={inp.measured_k} -> α {alpha:.3f}")
-    elif inp.alpha is not None:
-        found = acc_mod.from_point(inp.alpha, f"--alpha {inp.alpha:g}")
-    elif inp.metrics is not None:
-        if read_metrics is None:
-            raise InputError("--metrics needs a reader: pass read_metrics=acceptance_from_metrics "
-                             "(advisor.measured.from_metrics)")
-        return read_metrics(inp.metrics, temperature, inp.measured_temperature)
-    elif inp.per_position is not None:
-        try:
-            rates = [float(x) for x in inp.per_position.split(",") if x.strip()]
-        except ValueError:
-            raise InputError(f"--acceptance-per-pos takes comma-separated numbers, got {inp.per_position!r}") from None
-        found = acc_mod.from_per_position(rates)
-    else:
-        # Priors describe greedy decoding, so they are carried from T = 0 to the served temperature.
-        task = inp.task or DEFAULT_TASK
-        prior = priors.for_method(method, task)
-        return prior.at_temperature(temperature, 0.0)
-    measured_at = temperature if inp.measured_temperature is None else inp.measured_temperature
-    if method == "mtp":  # one reused MTP layer accepts less past the positions measured
-        found = priors.mtp_beyond(found, inp.measured_k or len(found.per_position or ()) or 1)
-    return found.at_temperature(temperature, measured_at)
+__all__ = ["DEFAULT_TASK", "AcceptanceInput", "build_scenario", "check_pair", "default_draft", "engine_costs"]
 
 
 def default_draft(target: ModelSpec, method: str) -> str | None:
     """The draft a user would most likely pair: for EAGLE, the head trained for this target (eagle3: an EAGLE-3
-    head); for a draft model, the largest same-family profile at most 1/8 of the target's size (an MoE's active
-    size; smaller drafts are cheaper but accept less). A text lookup and an MTP layer need no profile (None)."""
+    head; eagle: an EAGLE-1 head where one ships, Llama-3.1-8B having both); for a draft model, the largest
+    same-family profile at most 1/8 of the target's size (an MoE's active size; smaller drafts are cheaper but
+    accept less). A text lookup and an MTP layer need no profile (None)."""
     if method in TEXT_LOOKUP or method == "mtp":
         return None
     drafts: list[tuple[int, int, str]] = []  # (params, context, name): same family and vocabulary, <= 1/3 the size
+    heads: list[tuple[bool, str]] = []  # (not the method's own kind of head, name)
     # A draft's pass costs its whole weights; an MoE target's step reads only the experts its tokens touch, so it is
     # sized against the target's active parameters (a 30B-A3B is a 3B-class target for a dense draft).
     size = target.active_params + target.embedding_params if target.moe_layers else target.total_params
@@ -118,13 +53,15 @@ def default_draft(target: ModelSpec, method: str) -> str | None:
         if (method in ("eagle", "eagle3") and candidate.kind == "eagle_head" and (method == "eagle" or
                                                                                  candidate.is_eagle3)
                 and slug(candidate.trained_for) == slug(target.name)):
-            return name
+            heads.append((candidate.is_eagle3 != (method == "eagle3"), name))
         if method == "draft_model" and candidate.kind == "model" and candidate.total_params * 3 <= size:
             drafts.append((candidate.total_params, candidate.max_context or 0, name))
+    if heads:
+        return min(heads)[1]
     if not drafts:
         what = {"eagle": "EAGLE head", "eagle3": "EAGLE-3 head"}.get(method, "draft model")
-        raise InputError(f"no {what} profile matches "
-                         f"{target.name}: pass --draft NAME|DIR")
+        mtp = ", or --method mtp (its own MTP layers)" if target.mtp_layers else ""
+        raise InputError(f"no {what} profile matches {target.name}: pass --draft NAME|DIR{mtp}")
     # Smaller drafts are cheaper but accept less: the largest at most 1/8 of the target (a 1B for an 8B's size
     # class, an 8B for a 70B), else the smallest of the family (a 2B for a 9B); among equals, the longest context.
     small = [d for d in drafts if d[0] * 8 <= size]
@@ -200,7 +137,6 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
     if method == "eagle" and draft_spec.kind == "model" and draft_spec.num_layers == 1:
         draft_spec = replace(draft_spec, kind="eagle_head")  # an EAGLE-1 head's config reads as a 1-layer model
     check_pair(target_spec, draft_spec, method, num_gpus, tp_flag)
-    acc = resolve_acceptance(acceptance, temperature, read_metrics, method)
     for flag, value in (("--max-num-seqs", max_num_seqs), ("--max-num-batched-tokens", max_num_batched_tokens)):
         if value is not None and value < 1:
             raise InputError(f"{flag} must be at least 1, got {value}")
@@ -208,11 +144,23 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
         raise InputError("give the target's quantization once: --quantization, not also a weight dtype")
     kv_bytes_per_element(kv_cache_dtype)  # refuses a --kv-cache-dtype vLLM does not spell so
     target_dtype = weight_dtype or served_weight_dtype(checkpoint_of(target_spec), quantization, target_spec.name)
+    misserved = method == "eagle" and draft_spec.is_eagle3  # pasted as eagle3 (advisor.vllm): it drafts as one
+    pair = Pair(method="eagle3" if misserved else method, target=target_spec,
+                draft=None if method == "mtp" else draft_spec, target_dtype=target_dtype, prompt_len=prompt_len,
+                misserved=misserved)
+    acc = resolve_acceptance(acceptance, temperature, read_metrics, pair)
+    if misserved:  # said before any number: a server running it as EAGLE-1 would not serve it as trained
+        acc = replace(acc, warnings=(misserved_head(draft_spec.name), *acc.warnings))
     draft_dtype = "bf16"
     if draft_spec is not None and draft_spec.kind == "mtp_head":
         draft_dtype = target_dtype  # MTP layers ship in the target's checkpoint, quantized with it
     elif draft_spec is not None:
         draft_dtype = served_weight_dtype(checkpoint_of(draft_spec), draft_quantization, draft_spec.name)
+    check_weights(target_dtype, hw, target_spec.name)
+    check_kv_cache(kv_cache_dtype, hw, target_spec)
+    if draft_spec is not None and draft_spec.kind != "mtp_head":
+        check_weights(draft_dtype, hw, draft_spec.name)
+        check_kv_cache(kv_cache_dtype, hw, draft_spec)
     target_cost, draft_cost, source, cost_error = engine_costs(
         hw, target_spec, draft_spec, calibration, target_dtype, max_num_seqs, max_num_batched_tokens, tp=num_gpus,
         draft_weight_dtype=draft_dtype, kv_cache_dtype=kv_cache_dtype)
@@ -222,9 +170,10 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
                   draft_cost=draft_cost, tp=num_gpus, cost_ratio=cost_ratio, draft_share=acc.match_share)
     if cost_ratio is not None:
         source += f"; draft/target step ratio overridden to {cost_ratio:g}"
+    notes = caveats(hw, compute_dtype(target_dtype), datasheet=cost_error.kind == "datasheet", tp=num_gpus)
     return Scenario(setup=setup, hardware=hw, acceptance=acc, prompt_len=prompt_len, out_len=out_len, batch=batch,
                     temperature=temperature, k=k, gpu_memory_utilization=gpu_memory_utilization, cost_source=source,
-                    k_limit=k_limit, cost_error=cost_error)
+                    k_limit=k_limit, cost_error=cost_error, gpu_caveats=notes)
 
 
 def checkpoint_of(spec: ModelSpec) -> CheckpointQuantization | None:
@@ -255,9 +204,11 @@ def engine_costs(hw: Hardware, target: ModelSpec, draft: ModelSpec | None, calib
     draft_cost = (EngineCost.from_datasheet(hw, draft_weight_dtype, kv_cache_dtype).for_hardware(
         hw, max_num_seqs, max_num_batched_tokens) if draft is not None else None)
     compute = compute_dtype(weight_dtype)
+    # a rate no source states is marked "(derived)": the report's notes say how (Scenario.gpu_caveats)
     peak = f"{hw.peak_flops(compute) / 1e12:g} TFLOP/s" + (f" ({compute})" if compute != "bf16" else "")
+    peak += mark(hw, hw.rate_field(compute))
     # the shares of the peaks the costs stream and compute at, as from_datasheet set them for this GPU's kind
     streams, computes = cost.bandwidth / hw.bandwidth_bytes_per_s, cost.flops / hw.peak_flops(compute)
     return cost, draft_cost, (
-        f"datasheet roofline ({hw.name}: {hw.memory_bandwidth_gbs:g} GB/s x {streams:.2g}, "
-        f"{peak} x {computes:.2g}; run `specadvisor calibrate` for measured costs)"), datasheet()
+        f"datasheet roofline ({hw.name}: {hw.memory_bandwidth_gbs:g} GB/s{mark(hw, 'memory_bandwidth_gbs')} x "
+        f"{streams:.2g}, {peak} x {computes:.2g}; run `specadvisor calibrate` for measured costs)"), datasheet()

@@ -30,6 +30,8 @@ class Scenario:
     cost_source: str = "datasheet"  # where the step costs came from
     k_limit: int | None = None  # choose k only up to this (a review's num_speculative_tokens for the plan)
     cost_error: CostError | None = None  # the step-time prediction's own error (None: taken as exact)
+    # what the answer takes for the GPU beyond its sources and measurements (advisor.model.borrowed.caveats)
+    gpu_caveats: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.prompt_len < 1 or self.out_len < 1:

@@ -157,7 +157,8 @@ def decide(s: Scenario, m: MemoryBudget, k: int, e2e: np.ndarray, low: float, th
     bound = binding(s, conc, k)
     verdict = str(rule(point, low, throughput, "marginal" if s.unmeasured_ngram else "enable"))
     if verdict == "disable":
-        return verdict, [f"k={k} is {point:.2f}x end to end: slower than no speculation"] + ([bound] if bound else [])
+        return verdict, ([f"k={k} is {point:.2f}x end to end: slower than no speculation"] + ([bound] if bound else [])
+                         + _fillers(s))
     reasons = []
     if verdict == "enable":
         reasons.append(f"k={k} gains {point:.2f}x end to end ({low:.2f}x even at the low end of its 80% interval)")
@@ -169,7 +170,18 @@ def decide(s: Scenario, m: MemoryBudget, k: int, e2e: np.ndarray, low: float, th
     if s.unmeasured_ngram:
         reasons.append("n-gram acceptance here is a task prior, and how often your text repeats decides n-gram's "
                        "gain: measure it with `specadvisor acceptance ngram --corpus FILE` before enabling")
-    return verdict, reasons + ([bound] if bound else [])
+    return verdict, reasons + ([bound] if bound else []) + _fillers(s)
+
+
+def _fillers(s: Scenario) -> list[str]:
+    """Where n-gram verifies every sequence (`Setup.verified_share`: Model Runner V2 on a GPU), say so: the steps
+    without a match cost a verification too."""
+    setup = s.setup
+    if setup.verified_share < 1.0 or setup.draft_share >= 1.0:
+        return []
+    return [f"on a GPU vLLM 0.32 (Model Runner V2) verifies k drafts for every sequence at every step, filling the "
+            f"{1.0 - setup.draft_share:.0%} of steps without a match with the last token: every step is priced as "
+            "a verification of k+1 tokens"]
 
 
 def _straddles(k: int, point: float, low: float, narrow: str) -> list[str]:

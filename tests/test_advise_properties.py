@@ -23,7 +23,7 @@ from advisor.advise import K_TABLE, advise, at_concurrency, candidates, choose_k
 from advisor.errors import InputError
 from advisor.methods import MODELLED, TEXT_LOOKUP
 from advisor.model.acceptance import Acceptance, expected_tokens
-from advisor.model.priors import NGRAM_PRIORS
+from advisor.model.published import TASKS
 from advisor.model.truncation import tokens_per_step
 from advisor.profiles.catalog import load_model, names
 from advisor.recommendation import from_advice
@@ -53,7 +53,7 @@ def _family(data):
     """A Scenario for a drawn target, method, GPU, tensor parallel and quantization that vLLM would load."""
     s = _build(data.draw(st.sampled_from(TARGETS)), data.draw(st.sampled_from(sorted(MODELLED))),
                data.draw(st.sampled_from(GPUS)), data.draw(st.sampled_from([1, 1, 2, 4, 8])),
-               data.draw(st.sampled_from(range(len(QUANTIZATION)))), data.draw(st.sampled_from(sorted(NGRAM_PRIORS))))
+               data.draw(st.sampled_from(range(len(QUANTIZATION)))), data.draw(st.sampled_from(sorted(TASKS))))
     assume(s is not None)  # refused in one line: not a scenario (Hypothesis draws another)
     return s
 

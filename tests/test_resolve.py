@@ -1,5 +1,7 @@
 """Names and flags to a Scenario: the default draft a user would pick, and refusals that name what the user typed."""
 
+import json
+
 import pytest
 
 from advisor.errors import InputError
@@ -49,7 +51,17 @@ def test_eagle3_finds_the_eagle3_head_and_text_lookups_need_none():
     assert default_draft(target, "eagle3") == "eagle3-llama3.3-instruct-70b"
     assert default_draft(target, "suffix") is None and default_draft(target, "mtp") is None
     with pytest.raises(InputError, match="no EAGLE-3 head profile matches"):
-        default_draft(load_model("llama-3.1-8b-instruct"), "eagle3")
+        default_draft(load_model("qwen2.5-7b-instruct"), "eagle3")
+    # Llama-3.1-8B ships both kinds: each method takes its own; eagle falls back to an EAGLE-3 head (Llama-3.3-70B)
+    llama8b = load_model("llama-3.1-8b-instruct")
+    assert default_draft(llama8b, "eagle3") == "eagle3-llama3.1-instruct-8b"
+    assert default_draft(llama8b, "eagle") == "eagle-llama3.1-instruct-8b"
+    assert default_draft(target, "eagle") == "eagle3-llama3.3-instruct-70b"
+
+
+def test_a_target_with_mtp_layers_is_pointed_at_them_when_no_draft_model_matches():
+    with pytest.raises(InputError, match="or --method mtp"):
+        default_draft(load_model("hy3"), "draft_model")
 
 
 def test_quantization_and_kv_cache_dtype_flow_into_costs_and_the_paste():
@@ -97,3 +109,73 @@ def test_25_5_max_num_batched_tokens_below_max_num_seqs_is_refused_as_vllm_does(
     with pytest.raises(InputError, match="max_num_seqs 64"):
         build_scenario(prompt_len=200, out_len=200, max_num_batched_tokens=32, max_num_seqs=64)
     build_scenario(prompt_len=200, out_len=200, max_num_batched_tokens=64, max_num_seqs=64)  # vLLM starts
+
+
+# --- issue 34: the prior names its origin; a measurement far below published, or a mis-served head, is said ---------
+
+def test_34_with_nothing_named_the_default_pair_takes_its_kinds_general_prior_and_says_so():
+    acc = build_scenario(prompt_len=8000, out_len=200).acceptance
+    assert acc.prior and acc.origin.kind == "same-family draft models" and acc.origin.task == ""
+    assert "no task named: a general prior; name the traffic or measure it" in acc.notes
+    assert acc.source.startswith("same-family draft models prior, no task named: AL ")
+    head = build_scenario(target="llama-3.3-70b-instruct", method="eagle3", gpu="h100-sxm", num_gpus=4,
+                          prompt_len=1000, out_len=200).acceptance  # a head the catalog has no figure for
+    assert any(n.startswith("EAGLE3-LLaMA3.3-Instruct-70B has no published figure") for n in head.notes)
+    assert head.origin.kind == "EAGLE-3 heads" and head.origin.drafter == ""
+
+
+def test_34_a_catalog_drafter_sets_the_prior(tmp_path):
+    acc = build_scenario(target="deepseek-v3", method="mtp", gpu="h200", num_gpus=8, prompt_len=1000,
+                         out_len=200).acceptance
+    assert acc.origin.drafter == "DeepSeek-V3 MTP" and "AL 2.44 at k=3" in acc.origin.published
+    assert acc.per_position is not None  # MTP's falling shape
+
+
+def _eagle3_head_dir(tmp_path, name="my-eagle3-head"):
+    from advisor.profiles.catalog import profiles_dir
+
+    config = json.loads((profiles_dir() / "models" / "eagle3-llama3.3-instruct-70b.json").read_text())
+    del config["_specadvisor"]
+    head = tmp_path / name
+    head.mkdir()
+    (head / "config.json").write_text(json.dumps(config))
+    return head
+
+
+def test_34_an_eagle3_head_directory_under_method_eagle_is_warned_about_before_any_number(tmp_path):
+    s = build_scenario(target="llama-3.3-70b-instruct", draft=str(_eagle3_head_dir(tmp_path)), method="eagle",
+                       gpu="h100-sxm", num_gpus=4, prompt_len=1000, out_len=200)
+    assert s.acceptance.warnings and "use --method eagle3" in s.acceptance.warnings[0]
+    assert s.acceptance.origin.kind == "EAGLE-3 heads"  # pasted as eagle3 (advisor.vllm), so priced as one
+    s = build_scenario(target="llama-3.3-70b-instruct", draft=str(_eagle3_head_dir(tmp_path, "b")), method="eagle3",
+                       gpu="h100-sxm", num_gpus=4, prompt_len=1000, out_len=200)
+    assert not s.acceptance.warnings
+
+
+def test_34_a_measured_acceptance_far_below_published_is_diagnosed():
+    from advisor.resolve import AcceptanceInput
+
+    kw = dict(target="llama-3.3-70b-instruct", method="eagle3", gpu="h100-sxm", num_gpus=4, prompt_len=1000,
+              out_len=200)
+    low = build_scenario(acceptance=AcceptanceInput(length=1.05, measured_k=3), **kw).acceptance
+    assert len(low.warnings) == 1
+    assert "AL 1.05 at k=3 against" in low.warnings[0] and "for EAGLE-3 heads" in low.warnings[0]
+    assert "likely causes: a chat template" in low.warnings[0] and "method eagle" in low.warnings[0]
+    assert not build_scenario(acceptance=AcceptanceInput(length=2.5, measured_k=3), **kw).acceptance.warnings
+    assert low.origin is None and not low.prior
+
+
+def test_34_a_known_drafter_is_the_yardstick_and_the_pairs_facts_come_first():
+    from advisor.resolve import AcceptanceInput
+
+    acc = build_scenario(target="deepseek-v3", method="mtp", gpu="h200", num_gpus=8, prompt_len=1000, out_len=200,
+                         quantization="fp8", acceptance=AcceptanceInput(length=1.1, measured_k=2)).acceptance
+    (line,) = acc.warnings
+    assert "for DeepSeek-V3 MTP" in line and "AL 2.44 at k=3 on ISL 64K / OSL 4K" in line
+    assert "likely causes: a chat template" in line and "#55605" in line
+    assert "served quantized" not in line  # MTP layers ship quantized with the target
+    head = build_scenario(target="llama-3.3-70b-instruct", method="eagle3", gpu="h100-sxm", num_gpus=4,
+                          prompt_len=4000, out_len=200, quantization="fp8",
+                          acceptance=AcceptanceInput(length=1.05, measured_k=3)).acceptance
+    assert "likely causes: the target is served quantized (fp8)" in head.warnings[0]
+    assert "prompts of 4000 tokens are past the drafter's 2048-token training context" in head.warnings[0]

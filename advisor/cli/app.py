@@ -175,42 +175,40 @@ class Kind(str, Enum):
     models = "models"
     methods = "methods"
     tasks = "tasks"
+    drafters = "drafters"
 
 
-@app.command("list", short_help="List GPU and model profiles, speculative methods, or task priors.")
-def list_profiles(kind: Optional[Kind] = typer.Argument(None, help="hardware, models, methods or tasks.")) -> None:
-    """List the shipped GPU and model profiles, the speculative methods, or the --task acceptance priors."""
+@app.command("list", short_help="List GPU and model profiles, speculative methods, drafters, or task priors.")
+def list_profiles(kind: Optional[Kind] = typer.Argument(None, help="hardware, models, methods, drafters or "
+                                                                   "tasks.")) -> None:
+    """List the shipped GPU and model profiles, the speculative methods, the drafter catalog (published acceptance
+    per drafter), or the --task acceptance priors."""
     if kind is None:  # click's own message for a missing choice is tab-indented and names no example
-        raise InputError("say what to list: hardware, models, methods or tasks (e.g. `specadvisor list hardware`)")
-    if kind in (Kind.methods, Kind.models):
-        import importlib.util
+        raise InputError("say what to list: hardware, models, methods, drafters or tasks (e.g. `specadvisor list "
+                         "hardware`)")
+    import importlib.util
 
-        from advisor.render.listing import method_lines, model_lines
-        from advisor.render.wrap import paragraph, terminal_width
+    from advisor.render.drafter_listing import drafter_lines, task_lines
+    from advisor.render.listing import hardware_lines, method_lines, model_lines
+    from advisor.render.wrap import paragraph, terminal_width
 
-        if kind is Kind.methods:
-            lines = method_lines()
-        else:
-            # the model_types a config.json may have, once advisor/model/config_reader.py exposes them
-            supported = ()
-            if importlib.util.find_spec("advisor.model.config_reader") is not None:
-                from advisor.model.config_reader import SUPPORTED_MODEL_TYPES as supported
-            lines = model_lines(supported)
-        width = terminal_width()
-        for line in lines:
-            typer.echo(paragraph(line, width, rest=" " * 4))
-        return
-    if kind is Kind.tasks:
-        from advisor.model.priors import NGRAM_PRIORS, TASK_PRIORS
-
-        for task, (low, high, _) in TASK_PRIORS.items():
-            n_low, n_high, share, _ = NGRAM_PRIORS[task]
-            typer.echo(f"{task:<14} α {low:.2f}-{high:.2f}; ngram α {n_low:.2f}-{n_high:.2f} on {share:.0%} of steps")
-        return
-    from advisor.profiles.catalog import names
-
-    for name in names(kind.value):
-        typer.echo(name)
+    if kind is Kind.methods:
+        lines = method_lines()
+    elif kind is Kind.hardware:
+        lines = hardware_lines()
+    elif kind is Kind.drafters:
+        lines = drafter_lines()
+    elif kind is Kind.tasks:
+        lines = task_lines()
+    else:
+        # the model_types a config.json may have, once advisor/model/config_reader.py exposes them
+        supported = ()
+        if importlib.util.find_spec("advisor.model.config_reader") is not None:
+            from advisor.model.config_reader import SUPPORTED_MODEL_TYPES as supported
+        lines = model_lines(supported)
+    width = terminal_width()
+    for line in lines:
+        typer.echo(paragraph(line, width, rest=" " * 4))
 
 
 def main(argv: list[str] | None = None) -> int:

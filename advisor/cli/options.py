@@ -56,7 +56,7 @@ SCENARIO_OPTIONS = [
     _option("measured_k", Optional[int], typer.Option(None, help="The k that rate or length was measured at.")),
     _option("acceptance_per_pos", Optional[str], typer.Option(None, help="vLLM's per-position acceptance rates, e.g. 0.8,0.6,0.45.")),
     _option("task", Optional[str], typer.Option(None, help="Acceptance prior for this kind of traffic "
-                                               "(`specadvisor list tasks`).")),
+                                               "(`specadvisor list tasks`); none: the drafter's general prior.")),
     _option("metrics", Optional[str], typer.Option(None, help="Acceptance from vLLM spec-decode counters: a server URL "
                                                    "(http://host:8000) or a Prometheus text file (`specadvisor acceptance ... --save`).")),
     _option("measured_temperature", Optional[float], typer.Option(None, help="Temperature the acceptance was measured at.")),
@@ -66,12 +66,12 @@ SCENARIO_OPTIONS = [
                                                        "none, the datasheet's costs).")),
     _option("quantization", Optional[str], typer.Option(None, help="vLLM's --quantization for the target: fp8 "
                                                         "(online) on a 16-bit checkpoint; a quantized checkpoint's "
-                                                        "own (fp8, compressed-tensors, modelopt, mxfp4, awq, gptq) "
-                                                        "is read from its config.json.")),
+                                                        "own (fp8, compressed-tensors, modelopt, mxfp4, quark, awq, "
+                                                        "gptq) is read from its config.json.")),
     _option("draft_quantization", Optional[str], typer.Option(None, help="The same for the draft model "
                                                               "(speculative config's quantization).")),
     _option("kv_cache_dtype", str, typer.Option("auto", help="vLLM's --kv-cache-dtype: auto (the model's dtype), "
-                                                "fp8, fp8_e4m3, fp8_e5m2.")),
+                                                "fp8, fp8_e4m3, fp8_e5m2, nvfp4, nvfp4_4over6.")),
 ]
 SCENARIO_NAMES = frozenset(p.name for p in SCENARIO_OPTIONS)
 

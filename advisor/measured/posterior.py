@@ -21,7 +21,7 @@ still make the truth wider (measure over varied prompts).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from scipy.special import betaincinv  # ~0.4 s to import: only the commands given counts load this module
 
@@ -65,21 +65,28 @@ def alpha_posterior(counts: Counts, level: float = LEVEL, prior: tuple[float, fl
 
 
 def acceptance_from_counts(counts: Counts, origin: str, level: float = LEVEL) -> Acceptance:
-    """An Acceptance whose point E comes from the measured per-position rates and whose range is α's posterior."""
-    post = alpha_posterior(counts, level)
+    """An Acceptance whose point E comes from the measured per-position rates and whose range is α's posterior.
+    Where the decode steps were counted and some drafted nothing (the V1 runner's n-gram misses, a replay), α and
+    the rates are those of the steps that drafted, with their share (`Counts.match_share`): the same tokens per step
+    (`acceptance.with_match_share`), and a runner that decodes such a step (V1) is timed so, while one that verifies
+    it anyway (Model Runner V2 on a GPU: `speculative.Setup.verified_share`) is timed as verifying."""
+    share = counts.match_share if counts.drafts else 1.0
+    drafted = replace(counts, decode_steps=None) if share < 1.0 else counts
+    post = alpha_posterior(drafted, level)
     where = "decode steps" if counts.decode_steps is not None else "drafts"
+    on = f" on the {share:.0%} of {counts.decode_steps} decode steps that drafted" if share < 1.0 else ""
     source = (f"{origin}: {counts.drafts} drafts at k={counts.k}, {counts.accepted}/{counts.draft_tokens} draft tokens "
-              f"accepted, {counts.tokens_per_step:.2f} tokens per step -> α {post.alpha:.3f} "
+              f"accepted, {counts.tokens_per_step:.2f} tokens per step -> α {post.alpha:.3f}{on} "
               f"({level:.0%} interval {post.low:.3f}-{post.high:.3f}, Beta posterior, Jeffreys prior, "
-              f"{post.effective_n} {where} as independent observations)")
+              f"{post.effective_n} {'drafts' if share < 1.0 else where} as independent observations)")
     notes = []
-    if counts.draft_tokens < counts.k * counts.drafts:
-        unseen = ("" if counts.decode_steps is not None else "; steps that drafted nothing are not in vLLM's counters "
-                  "at all, which overstates the gain by their share")
+    if counts.draft_tokens < counts.k * counts.drafts:  # never on Model Runner V2, which fills every slot
+        unseen = ("" if counts.decode_steps is not None else "; the V1 runner that counted them does not count "
+                  "steps that drafted nothing at all, which overstates the gain by their share")
         notes.append(f"{counts.k * counts.drafts - counts.draft_tokens} draft slots went unfilled (drafts shorter "
                      f"than k={counts.k}, as n-gram lookup produces); α treats a fully accepted short draft as a "
                      f"rejection, so it errs low{unseen}")
-    return Acceptance(post.alpha, post.low, post.high, source, counts.rates(), tuple(notes))
+    return Acceptance(post.alpha, post.low, post.high, source, drafted.rates(), tuple(notes), match_share=share)
 
 
 def summary(counts: Counts, level: float = LEVEL) -> dict:

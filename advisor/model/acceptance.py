@@ -113,13 +113,25 @@ def _check_k(k: int) -> None:
 # less on the argmax. Leviathan et al. 2023 Table 3 measure α at T = 0 and T = 1 for six T5 pairs; the ratio
 # α(T=1)/α(T=0) is 0.75-0.87 (mean ≈ 0.8). We interpolate linearly in T, which is an extrapolation beyond T = 1.
 TEMPERATURE_SLOPE = 0.20  # fractional loss of α per unit of temperature
+TEMPERATURE_BASIS = "Leviathan et al. 2023 Table 3, α falls ~20% from T=0 to T=1"
 MAX_TEMPERATURE = 2.0  # vLLM's too: SamplingParams refuses temperature outside [0, 2] (vllm/sampling_params.py)
 
 
-def temperature_factor(temperature) -> np.ndarray:
-    """α(T) / α(0): 1 - 0.2·T (Leviathan et al. 2023, Table 3; linear in T is our assumption)."""
+def temperature_factor(temperature, slope: float = TEMPERATURE_SLOPE) -> np.ndarray:
+    """α(T) / α(0): 1 - slope·T (default 0.2: Leviathan et al. 2023, Table 3; linear in T is our assumption)."""
     t = np.clip(np.asarray(temperature, dtype=float), 0.0, MAX_TEMPERATURE)
-    return 1.0 - TEMPERATURE_SLOPE * t
+    return 1.0 - slope * t
+
+
+@dataclass(frozen=True, slots=True)
+class PriorOrigin:
+    """Where a prior came from, for the report, the JSON and the review."""
+
+    kind: str  # the drafter kind, in words ("EAGLE-3 heads")
+    drafter: str  # the catalog drafter whose published figures set it; "" when the kind's spread did
+    task: str  # the task named; "" when none (a general prior)
+    published: str  # the published acceptance it spans, in words ("AL 2.20-2.80 at k=3")
+    sources: tuple[str, ...]  # where those figures were read
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,12 +142,16 @@ class Acceptance:
     source: str  # where it came from, for the report
     per_position: tuple[float, ...] | None = None  # vLLM per-position rates, when measured
     notes: tuple[str, ...] = ()  # caveats (e.g. a temperature extrapolation)
-    prior: bool = False  # a task prior, not a measurement of the user's own traffic
+    prior: bool = False  # a published prior (`priors`), not a measurement of the user's own traffic
     match_share: float = 1.0  # share of steps the drafter proposes anything at (n-gram: a match is found)
     # Draft positions the acceptance is known for (None: every position alike, i.i.d.); past them each position's
     # conditional acceptance is multiplied by `beyond_decay` once more (an MTP layer reused: `priors.MTP_REUSE_DECAY`)
     known_positions: int | None = None
     beyond_decay: float = 1.0
+    temperature_slope: float = TEMPERATURE_SLOPE  # α's fractional loss per unit of temperature (`temperature_factor`)
+    temperature_basis: str = TEMPERATURE_BASIS  # where that slope comes from, for the note
+    origin: PriorOrigin | None = None  # a prior's drafter, task, published figures and sources; None when measured
+    warnings: tuple[str, ...] = ()  # what makes this acceptance suspect (a mis-served head, far below published)
 
     def __post_init__(self) -> None:
         for value in (self.alpha, self.low, self.high):
@@ -182,9 +198,10 @@ class Acceptance:
             return self
         if not 0.0 <= temperature <= MAX_TEMPERATURE:
             raise InputError(f"--temperature must be in [0, {MAX_TEMPERATURE}], got {temperature}")
-        scale = float(temperature_factor(temperature) / temperature_factor(measured_at))
+        slope = self.temperature_slope
+        scale = float(temperature_factor(temperature, slope) / temperature_factor(measured_at, slope))
         note = (f"α scaled by {scale:.2f} from T={measured_at:g} to T={temperature:g} "
-                "(extrapolated: Leviathan et al. 2023 Table 3, α falls ~20% from T=0 to T=1)")
+                f"(extrapolated: {self.temperature_basis})")
         clip = lambda a: min(max(a * scale, 0.0), 1.0)  # noqa: E731
         per_pos = None if self.per_position is None else tuple(p * scale ** (i + 1) for i, p in enumerate(self.per_position))
         return replace(self, alpha=clip(self.alpha), low=clip(self.low), high=clip(self.high), per_position=per_pos,

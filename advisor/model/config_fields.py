@@ -19,8 +19,12 @@ POSITIVE = ("hidden_size", "num_attention_heads", "num_hidden_layers", "vocab_si
             "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
             "linear_conv_kernel_dim", "full_attention_interval", "decoder_sparse_step", "moe_layer_freq",
             "interleave_moe_layer_step", "intermediate_size_mlp", "attention_chunk_size", "draft_vocab_size")
+# issue 39's model types: DSA indexers, Gemma-4's global layers and MoE, Hy3's experts
+POSITIVE += ("index_topk", "index_n_heads", "index_head_dim", "index_topk_freq", "global_head_dim",
+             "num_global_key_value_heads", "top_k_experts", "expert_hidden_dim")
 NON_NEGATIVE = ("q_lora_rank", "n_shared_experts", "first_k_dense_replace", "shared_expert_intermediate_size",
                 "num_nextn_predict_layers", "mtp_num_hidden_layers")
+NON_NEGATIVE += ("num_shared_experts", "index_skip_topk_offset")
 FLAGS = ("tie_word_embeddings", "use_sliding_window", "attn_output_gate")
 LARGEST = 2**31 - 1
 _EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts")

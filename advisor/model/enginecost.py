@@ -47,6 +47,13 @@ DEFAULT_DRAFT_PASS_OVERHEAD_S = 0.14e-3  # per drafter launch: propose()'s loop 
 DEFAULT_SPEC_OVERHEAD_S = 1.2e-3  # per speculative engine step: bookkeeping, rejection sampling (vLLM 0.10.1)
 DEFAULT_NGRAM_OVERHEAD_S = 35e-6  # per step, the n-gram proposer (vllm/v1/spec_decode/ngram_proposer.py)
 DEFAULT_NGRAM_SEQ_OVERHEAD_S = 0.6e-6  # ... and per sequence (numba, multi-threaded batch_propose)
+# The host's work per engine step between two forward passes, which async scheduling hides and a synchronous engine
+# waits for: vLLM 0.32's own Scheduler.schedule() + update_from_output() per decode step, 46 µs + 16 µs per running
+# request (benchmarks/bench_host_step.py, the 10th percentile of 250 steps, a line through B = 1..32 on a 2.8 GHz
+# Xeon vCPU; it holds at B = 128: 2.1 ms measured and predicted). A lower bound on what a synchronous step waits for:
+# the model runner's host work (input staging, the sampled tokens' copy back) is not in it.
+DEFAULT_HOST_STEP_S = 46e-6
+DEFAULT_HOST_SEQ_S = 16e-6
 DEFAULT_ALLREDUCE_LATENCY_S = 8.0e-6  # one small one-shot all-reduce (advisor.model.kernels; a guess, not fitted)
 # per MoE dispatch kernel (top-k, align, grouped GEMMs, combine) on Hopper and Blackwell: fitted on §6's B300 rows,
 # whose DeepSeek-V3.2 layers are mostly such floors
@@ -60,6 +67,9 @@ DEFAULT_FLOOR_SCALE = {"ampere": 2.6, "hopper": 1.0, "blackwell": 1.0, "cdna3": 
 DEFAULT_FLOPS_SCALE = {"ampere": 1.0, "hopper": 1.0, "blackwell": 1.0, "cdna3": 0.054}
 # The share of its peak GDDR memory streams, relative to HBM's (Hardware.gddr): the A40 rows (vLLM 0.6.3)
 DEFAULT_GDDR_BANDWIDTH_SCALE = 0.84
+# Memory kinds no published row measures, and the measured kind whose share of peak they take: LPDDR (DGX Spark's
+# unified LPDDR5X, DRAM on a board-level bus rather than stacked by the die) GDDR's, the nearest; not a measurement
+MEMORY_FROM = {"LPDDR": "GDDR"}
 # How a piecewise pass's latency floor combines with its GPU time: the p-norm's exponent (1: they add; large: the
 # larger one). The host launches a layer's eager attention and graph pieces asynchronously, so on a long pass it runs
 # ahead and its latency hides under the GPU's work; on a short one the GPU waits for it. 2, not fitted: the published
@@ -116,7 +126,7 @@ class EngineCost:
     # --num-gpus N` (calibration/calibrate/allreduce.py) and kept in the profile's `allreduce` block
     link_bandwidth: float = 0.0
     allreduce_latency: float = DEFAULT_ALLREDUCE_LATENCY_S
-    # "nvlink", "xgmi" or "pcie" (advisor.model.kernels.link): how an all-reduce's latency grows with tp
+    # "nvlink", "xgmi", "pcie" or "network" (advisor.model.kernels.link): how an all-reduce's latency grows with tp
     link: str = "nvlink"
     # what the weights are stored as (sets the bytes streamed per parameter): an advisor.model.quantization format
     # name; stored with a fit, not fitted
@@ -159,6 +169,11 @@ class EngineCost:
     ngram_overhead: float = _calibrated(DEFAULT_NGRAM_OVERHEAD_S, unit=1e-6, unseen=_NOT_A_STEP)
     # ... and per sequence, s
     ngram_seq_overhead: float = _calibrated(DEFAULT_NGRAM_SEQ_OVERHEAD_S, unit=1e-6, unseen=_NOT_A_STEP)
+    # the host's scheduling and output bookkeeping per engine step, and per running sequence, s: what a synchronous
+    # engine waits for and an async one hides (`advisor.vllm.sync_penalty`); not fitted, since calibrate and validate
+    # time engines scheduled alike (validate measures the whole gap between its two baselines instead)
+    host_step_overhead: float = DEFAULT_HOST_STEP_S
+    host_seq_overhead: float = DEFAULT_HOST_SEQ_S
     # vLLM's limits: tokens per step (chunked prefill splits longer prompts), sequences per step, and the largest
     # step replayed as a captured CUDA graph (0: none, an eager engine). `from_datasheet` sets them by device class.
     max_num_batched_tokens: int = MAX_NUM_BATCHED_TOKENS
@@ -173,7 +188,8 @@ class EngineCost:
         if min(self.step_overhead, self.token_overhead, self.seq_overhead, self.multi_token_overhead,
                self.layer_floor_graph, self.layer_floor_piecewise, self.draft_pass_overhead, self.spec_overhead,
                self.moe_kernel_floor,
-               self.spec_seq_overhead, self.ngram_overhead, self.ngram_seq_overhead) < 0:
+               self.spec_seq_overhead, self.ngram_overhead, self.ngram_seq_overhead, self.host_step_overhead,
+               self.host_seq_overhead) < 0:
             raise ValueError("EngineCost: overheads cannot be negative")
         if self.max_num_batched_tokens < 1 or self.max_num_seqs < 1:
             raise ValueError("EngineCost: max_num_batched_tokens and max_num_seqs must be positive")
@@ -185,16 +201,16 @@ class EngineCost:
         """The datasheet defaults (fitted to published vLLM measurements on GPUs; see the constants above) on `hw`,
         with vLLM's `vllm serve` limits for its class (`advisor.vllm.batch_defaults`). On a CPU the parameters that
         do not apply there (CUDA-graph floors) take their CPU value; kernel and all-reduce floors scale by the GPU's
-        generation (`DEFAULT_FLOOR_SCALE`), and so does the matmul efficiency (`DEFAULT_FLOPS_SCALE`); GDDR streams
-        `DEFAULT_GDDR_BANDWIDTH_SCALE` of HBM's share of its peak. The compute peak is the one the weight format's
-        matmuls run at (`quantization.compute_dtype`: fp8 and W4A4 NVFP4 on their tensor cores, weight-only formats
-        in 16 bit)."""
+        generation (`DEFAULT_FLOOR_SCALE`), and so does the matmul efficiency (`DEFAULT_FLOPS_SCALE`); GDDR (and
+        LPDDR, `streams_like`) streams `DEFAULT_GDDR_BANDWIDTH_SCALE` of HBM's share of its peak. The
+        compute peak is the one the weight format's matmuls run at (`quantization.compute_dtype`: fp8 and W4A4 NVFP4
+        on their tensor cores, weight-only formats in 16 bit)."""
         cpu = {f.name: f.how.cpu for f in calibrated_fields() if f.how.cpu is not None} if is_cpu(hw) else {}
         gen = "hopper" if is_cpu(hw) else generation(hw)  # a CPU's own values: fitted (floors 0) or measured
         scale = DEFAULT_FLOOR_SCALE[gen]
         floors = {"layer_floor_graph": DEFAULT_LAYER_FLOOR_GRAPH_S * scale, "moe_kernel_floor":
                   DEFAULT_MOE_KERNEL_FLOOR_S * scale}
-        memory = hw.bandwidth_bytes_per_s * (DEFAULT_GDDR_BANDWIDTH_SCALE if hw.gddr else 1.0)
+        memory = hw.bandwidth_bytes_per_s * (DEFAULT_GDDR_BANDWIDTH_SCALE if streams_like(hw) == "GDDR" else 1.0)
         return cls(
             bandwidth=memory * DEFAULT_BANDWIDTH_EFFICIENCY,
             kv_bandwidth=memory * DEFAULT_KV_BANDWIDTH_EFFICIENCY,
@@ -211,7 +227,7 @@ class EngineCost:
         runs eagerly: no CUDA graph is ever replayed."""
         cpu = is_cpu(hw)
         tokens, seqs = batch_defaults(hw.memory_gib, hw.name, cpu=cpu)
-        ceiling = 0 if cpu else (CUDAGRAPH_CEILING_DC_BLACKWELL if data_center_blackwell(hw.name)
+        ceiling = 0 if cpu else (CUDAGRAPH_CEILING_DC_BLACKWELL if data_center_blackwell(hw.architecture)
                                  else CUDAGRAPH_CEILING)
         return replace(self, max_num_seqs=max_num_seqs or seqs, link=link(hw),
                        max_num_batched_tokens=max_num_batched_tokens or tokens, cudagraph_ceiling=ceiling)
@@ -236,6 +252,11 @@ class EngineCost:
         """Whether a uniform pass of `tokens` tokens, `query_len` per sequence, is small enough to replay a captured
         CUDA graph (`max_cudagraph_tokens`)."""
         return np.asarray(tokens) <= self.max_cudagraph_tokens(query_len)
+
+
+def streams_like(hw: Hardware) -> str:
+    """The measured memory kind whose share of its peak `hw`'s memory streams at (`MEMORY_FROM`): "HBM", "GDDR"."""
+    return MEMORY_FROM.get(hw.memory_kind, hw.memory_kind)
 
 
 def is_cpu(hw: Hardware) -> bool:

@@ -42,10 +42,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from advisor.vllm import data_center_blackwell
+from advisor.model.hardware import Hardware
 
 if TYPE_CHECKING:  # annotations only: modelspec imports nothing from here
-    from advisor.model.hardware import Hardware
     from advisor.model.modelspec import ModelSpec
 
 # small kernels each part of a layer launches (GEMMs carry no floor: see above)
@@ -60,30 +59,38 @@ DENSE_LAYER_KERNELS = NORMS + ATTENTION["gqa"] + DENSE_MLP  # 6: what `layer_flo
 
 # Minimum durations by generation, relative to Hopper's (H100/H200), for kernels and for the all-reduce: vLLM's rows
 # on A100 set Ampere's and the MI300X rows of §6 CDNA3's (benchmarks/datasheet_fit.py); vLLM's B300 rows fit at
-# Hopper's floors, so data-center Blackwell shares them. The other generations take their nearest one. CPUs run
-# eagerly: no floors (enginecost).
+# Hopper's floors, so data-center Blackwell shares them. CPUs run eagerly: no floors (enginecost).
+# The measured generation whose floors (and matmul share) each architecture family takes (Hardware.family). A family
+# no published row measures borrows its nearest: Ada (L4, L40, RTX 4090: no rows) Ampere's, as before Ada had a name
+# here; client Blackwell (RTX 50, RTX PRO: GB202/GB203, and GB10's sm_121) Hopper's, the generation the defaults
+# were first fitted on (B300's rows fit at the same); CDNA4 (MI350X/MI355X) CDNA3's, its predecessor.
+FLOORS_FROM = {"ampere": "ampere", "ada": "ampere", "hopper": "hopper", "blackwell": "blackwell",
+               "blackwell-client": "hopper", "cdna3": "cdna3", "cdna4": "cdna3", "cpu": "hopper"}
+# The GPU each generation's floors were measured on: the report names it when another family borrows them
+MEASURED_ON = {"ampere": "A100", "hopper": "H100", "blackwell": "B300", "cdna3": "MI300X"}
 
 
 def generation(hw: Hardware) -> str:
-    """The GPU generation whose floors a hardware profile takes: MI300/MI325 CDNA3, data-center Blackwell (B200,
-    B300, GB200, GB300: compute capability 10.x, `advisor.vllm.data_center_blackwell`), H-series Hopper; everything
-    older (A100, A10, A40, L4/L40 Ada, RTX 30/40) Ampere's. Client Blackwell (RTX 50, RTX PRO 6000: compute
-    capability 12.x, another chip) has no measured row: it takes Hopper's, the generation the defaults were first
-    fitted on."""
-    slug = hw.slug
-    if slug.startswith("mi3"):
-        return "cdna3"
-    if data_center_blackwell(hw.name):
-        return "blackwell"
-    if slug.startswith(("h100", "h20", "h800", "gh200")) or "blackwell" in slug or slug.startswith("rtx-5"):
-        return "hopper"
-    return "ampere"
+    """The measured GPU generation whose floors a hardware profile takes (`FLOORS_FROM` of its architecture's
+    family): "ampere", "hopper", "blackwell" (compute capability 10.x, `advisor.vllm.data_center_blackwell`) or
+    "cdna3"."""
+    return FLOORS_FROM[hw.family]
+
+
+def floors_borrowed_from(hw: Hardware) -> str | None:
+    """The measured generation whose floors a GPU of a family no row measured takes; None when its own family was
+    measured (or it is a CPU: eager, no floors)."""
+    gen = generation(hw)
+    return None if hw.family in (gen, "cpu") else gen
 
 
 def link(hw: Hardware) -> str:
-    """How a profile's GPUs talk for tensor parallelism: "pcie", "xgmi" (AMD Infinity Fabric) or "nvlink"."""
+    """How a profile's GPUs talk for tensor parallelism: "pcie", "xgmi" (AMD Infinity Fabric), "network" (a NIC
+    between boxes: DGX Spark's ConnectX-7) or "nvlink"."""
     text = hw.interconnect
-    return "pcie" if text.startswith("PCIe") else "xgmi" if "Infinity Fabric" in text else "nvlink"
+    if text.startswith("PCIe"):
+        return "pcie"
+    return "xgmi" if "Infinity Fabric" in text else "network" if "Ethernet" in text else "nvlink"
 
 
 def allreduce_hops(link_kind: str, tp) -> np.ndarray:
@@ -91,9 +98,10 @@ def allreduce_hops(link_kind: str, tp) -> np.ndarray:
     vLLM's custom all-reduce (`distributed/device_communicators/custom_all_reduce.py`, one-shot for small messages:
     every GPU reads all peers' buffers once) needs every GPU pair linked (an NVLink switch, or MI300X's xGMI mesh with
     `quick_all_reduce.py` / `aiter_custom_all_reduce.py`), so its latency does not grow with tp up to 8. Over PCIe
-    beyond two GPUs it declines (not fully connected) and NCCL's ring runs 2·(tp-1) steps, each a link latency."""
+    beyond two GPUs it declines (not fully connected) and NCCL's ring runs 2·(tp-1) steps, each a link latency; so
+    over a network between boxes (no peer access at all)."""
     tp = np.asarray(tp, dtype=float)
-    ring = 2.0 * (tp - 1.0) if link_kind == "pcie" else 1.0
+    ring = 2.0 * (tp - 1.0) if link_kind in ("pcie", "network") else 1.0
     return np.where(tp <= 1, 0.0, np.where(tp > 2, ring, 1.0))
 
 
@@ -104,8 +112,7 @@ def kernels_per_pass(model: ModelSpec) -> tuple[float, float]:
     linear = model.linear_layers if model.kind != "mtp_head" else 0
     attention_layers = layers - linear
     attn = attention_layers * ATTENTION["mla" if model.is_mla else "gqa"] + linear * ATTENTION["linear"]
-    if model.index_topk:
-        attn += attention_layers * DSA_INDEXER
+    attn += (model.index_layers if model.kind != "mtp_head" else min(model.index_layers, 1)) * DSA_INDEXER
     moe = model.moe_layers if model.kind != "mtp_head" else (1 if model.num_experts > 1 else 0)
     dense = layers - moe
     mlp = dense * DENSE_MLP + moe * (MOE_SMALL + (SHARED_EXPERT if model.shared_expert_intermediate_size else 0))

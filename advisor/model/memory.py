@@ -59,15 +59,16 @@ def kv_bytes_per_sequence_per_gpu(model: ModelSpec, tp: int, tokens: int, *, kv_
     their admission cap (see the module docstring), linear-attention layers (2 + k) copies of their state, sharded
     by TP (`MambaStateShapeCalculator.gated_delta_net_state_shape` divides the heads)."""
     blocks = math.ceil(tokens / BLOCK_TOKENS)
-    held = (model.kv_layers - model.sliding_layers - model.chunked_layers) * tokens
+    held, windowed = model.full_layers * tokens, 0
     if model.sliding_layers:
         cap = math.ceil(min(model.sliding_window - 1 + in_flight, tokens) / BLOCK_TOKENS) + 1
-        held += model.sliding_layers * min(blocks, cap) * BLOCK_TOKENS
+        windowed += model.sliding_layers * min(blocks, cap) * BLOCK_TOKENS
     if model.chunked_layers:
         cap = math.ceil(min(model.attention_chunk + in_flight, tokens) / BLOCK_TOKENS)
-        held += model.chunked_layers * min(blocks, cap) * BLOCK_TOKENS
+        windowed += model.chunked_layers * min(blocks, cap) * BLOCK_TOKENS
     state = model.linear_state_bytes(num_spec) / tp * (STATE_SLOTS + num_spec) if model.linear_layers else 0.0
-    return held * model.kv_elements_per_layer_token_per_gpu(tp) * kv_dtype_bytes + state
+    return (held * model.kv_row_bytes(kv_dtype_bytes, tp) + windowed * model.kv_row_bytes(kv_dtype_bytes, tp, False)
+            + state)
 
 
 @dataclass(frozen=True, slots=True)

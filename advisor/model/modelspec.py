@@ -45,18 +45,24 @@ class ModelSpec(AttentionCost):
     lm_head_vocab: int | None = None  # EAGLE-3 heads predict over a reduced draft vocabulary
     published_params_b: float | None = None  # the model card's count, for sanity checks
     trained_for: str = ""  # EAGLE heads: the target model the head was trained on (profile metadata)
-    max_context: int | None = None  # max_position_embeddings: the longest --max-model-len vLLM accepts, tokens
+    max_context: int | None = None  # the longest --max-model-len vLLM accepts, tokens (`vllm.derived_max_model_len`)
     mtp_layers: int = 0  # the model's own multi-token-prediction layers (num_nextn_predict_layers), not in num_layers
     # MLA (DeepSeek-V2/V3, Kimi-K2): 0 = not MLA. The cache holds one latent of kv_lora_rank + qk_rope_head_dim
     # per token per layer, shared by all heads (vllm/model_executor/models/deepseek_v2.py `DeepseekV2MLAAttention`).
     kv_lora_rank: int = 0
-    # DeepSeek sparse attention (V3.2, config index_topk): a lightning indexer picks index_topk cached tokens per query
-    # (vllm/model_executor/models/deepseek_v2.py `Indexer`); 0: none. Its kernels count in `kernels.kernels_per_pass`.
+    # DeepSeek sparse attention (DSA: V3.2, GLM-5): a lightning indexer picks index_topk cached tokens per query, which
+    # is all the sparse MLA attends (vllm/models/deepseek_v32/attention.py `DeepseekV32Attention`); 0: none.
     index_topk: int = 0
+    index_layers: int = 0  # layers with an indexer of their own (GLM-5.2's others reuse the previous one's top-k)
+    index_heads: int = 0  # index_n_heads
+    index_head_dim: int = 0  # index_head_dim: the indexer's key (cached in fp8 with its scales) and query head size
     q_lora_rank: int = 0  # 0: queries projected straight from the hidden state
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
     gated_attention: bool = False  # q_proj also emits an output gate (Qwen3-Next `attn_output_gate`)
+    # Full-attention layers shaped unlike the others (Gemma-4: global_head_dim, num_global_key_value_heads); 0: same
+    global_head_dim: int = 0
+    global_kv_heads: int = 0
     # MoE beyond Mixtral
     shared_expert_intermediate_size: int = 0  # all shared experts of one MoE layer together (0: none)
     dense_layers: int = 0  # layers of an MoE model whose MLP is dense (first_k_dense_replace, interleaving)
@@ -70,6 +76,7 @@ class ModelSpec(AttentionCost):
     linear_conv_channels: int = 0  # the causal conv's channels (conv state: channels x (kernel - 1))
     linear_conv_kernel: int = 0
     linear_state_elements: int = 0  # recurrent state per sequence per layer: v_heads · v_dim · k_dim
+    linear_state_dtype_bytes: int = 2  # the recurrent state's bytes per element (Qwen3.5: mamba_ssm_dtype float32)
     # The checkpoint's own quantization (config.json quantization_config): its format and the parts left 16 bit
     quantization: str | None = None  # vLLM's quant_method
     quantized_dtype: str | None = None  # advisor.model.quantization format name ("fp8", "mxfp4", "int4-g128", ...)
@@ -85,7 +92,8 @@ class ModelSpec(AttentionCost):
         if self.kind not in KINDS:
             raise InputError(f"model {self.name!r}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
         if self.linear_layers >= self.num_layers or self.dense_layers > self.num_layers or \
-                self.sliding_layers + self.chunked_layers > self.num_layers - self.linear_layers:
+                self.sliding_layers + self.chunked_layers > self.num_layers - self.linear_layers or \
+                self.index_layers > self.num_layers:
             raise InputError(f"model {self.name!r}: its layer kinds add up to more than its {self.num_layers} layers")
 
     # --- layers -----------------------------------------------------------------------------------------
@@ -118,22 +126,6 @@ class ModelSpec(AttentionCost):
         return 1 if self.kind == "mtp_head" else self.num_layers
 
     @property
-    def attention_params_per_layer(self) -> int:
-        """GQA: q, k, v, o projections. MLA: q_a/q_b (or q), kv_a_proj_with_mqa (latent + rope key), kv_b (latent to
-        per-head key and value), o (deepseek_v2.py `DeepseekV2MLAAttention.__init__`)."""
-        h, heads = self.hidden_size, self.num_heads
-        if self.is_mla:
-            q = h * self.q_lora_rank + self.q_lora_rank * heads * self.head_dim if self.q_lora_rank else \
-                h * heads * self.head_dim
-            nope = self.head_dim - self.qk_rope_head_dim
-            return (q + h * (self.kv_lora_rank + self.qk_rope_head_dim)
-                    + self.kv_lora_rank * heads * (nope + self.v_head_dim) + heads * self.v_head_dim * h)
-        q_out = heads * self.head_dim
-        kv_out = self.num_kv_heads * self.head_dim
-        qkv_in = 2 * h if self.is_eagle3 else h  # EAGLE-3: [embedding, fused state]
-        return qkv_in * (q_out * (2 if self.gated_attention else 1) + 2 * kv_out) + q_out * h
-
-    @property
     def expert_params_per_layer(self) -> int:
         """One gated MLP (SwiGLU/GeGLU: gate, up, down projections) per expert."""
         return 3 * self.hidden_size * self.intermediate_size
@@ -145,7 +137,7 @@ class ModelSpec(AttentionCost):
         experts = self.num_experts if experts_touched is None else experts_touched
         dense_width = self.dense_intermediate_size or self.intermediate_size
         return {
-            "attention": self.kv_layers * self.attention_params_per_layer + self.linear_layers * self.linear_mixer_params,
+            "attention": self.attention_params + self.linear_layers * self.linear_mixer_params,
             "mlp": ((self.num_layers - self.moe_layers) * 3 * h * dense_width
                     + self.moe_layers * 3 * h * self.shared_expert_intermediate_size),
             "experts": self.moe_layers * experts * self.expert_params_per_layer,
@@ -205,12 +197,14 @@ class ModelSpec(AttentionCost):
 
     def mtp_draft(self) -> ModelSpec:
         """The model's own MTP layers as a drafter: decoder blocks of its MoE/attention type (DeepSeek-V3's is an
-        MoE block: its index is past first_k_dense_replace), full attention, own KV cache, no embedding or lm_head."""
+        MoE block: its index is past first_k_dense_replace), full attention (a DSA model's with its own indexer:
+        deepseek_v32/attention.py `is_mtp_layer`), own KV cache, no embedding or lm_head."""
         if self.mtp_layers < 1:
             raise InputError(f"{self.name} has no MTP layers (num_nextn_predict_layers is 0 or absent in its "
                              "config.json): --method mtp needs a model trained with them")
         return replace(self, name=f"{self.name} MTP", kind="mtp_head", num_layers=self.mtp_layers, mtp_layers=0,
                        dense_layers=0, linear_layers=0, sliding_layers=0, chunked_layers=0, sliding_window=None,
+                       index_layers=self.mtp_layers if self.index_topk else 0,
                        tied_embeddings=False, published_params_b=None, trained_for=self.name)
 
     # --- bytes ------------------------------------------------------------------------------------------

@@ -1,111 +1,166 @@
-"""Acceptance when nothing was measured: priors by task, for a draft model (or EAGLE head) and for n-gram lookup.
+"""Acceptance when nothing was measured: a prior from what was published for this drafter, or for its kind.
 
-They are ranges on purpose, and a verdict built on one says so: measure yours (`specadvisor acceptance`) first.
+The published figures and spreads live in the drafter catalog (profiles/drafters/*.toml, read into
+`advisor.model.published` records). A kind sets the shape: how the conditional acceptance falls with the draft
+position (EAGLE heads and draft models: flat; one MTP layer reused: falling; text lookups: a share of steps that
+find a match, flat on those). One number, the `level` (the first position's conditional rate), then gives the mean
+acceptance length AL at every k:
+
+    p_j = Π_{i=1..j} level·r_i   (cumulative per-position rate, r_1 = 1, r the kind's relative shape)
+    AL(k) = 1 + share·Σ_{j=1..k} p_j   (Leviathan et al. 2023 Eq. 1 when r ≡ 1 and share = 1)
+
+A published AL at its k fixes a level; a spread of AL at k = 3 (the published range, read as the central 80% of
+deployments) fixes the 80% ends, widened to the 90% range `Acceptance.low/high` stands for (uncertainty.Z90/Z80).
+A known drafter narrows the prior to its own figures (each carried to T = 0 by the kind's temperature slope); a
+task moves it within the kind's spread; with neither, the prior spans the kind's whole published spread.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from advisor.errors import InputError
-from advisor.methods import TEXT_LOOKUP
-from advisor.model.acceptance import Acceptance
+import numpy as np
 
-# Greedy-decoding α for a same-family draft ~10-50x smaller than the target, as (low, high, source).
-TASK_PRIORS: dict[str, tuple[float, float, str]] = {
-    "structured": (0.75, 0.90, "talk demo: structured output, high acceptance, 1.6x on RTX PRO 6000"),
-    "json": (0.80, 0.92, "schema keys and punctuation are nearly forced; cf. structured"),
-    "sql": (0.72, 0.88, "keyword-heavy, schema-constrained output; cf. code"),
-    "code": (0.70, 0.85, "Chen et al. 2023 (HumanEval: 2.5x vs 1.9x on XSum); Spec-Bench (Xia et al. 2024)"),
-    "rag": (0.65, 0.85, "answers copy spans of the context; Spec-Bench RAG category (Xia et al. 2024)"),
-    "summarization": (0.60, 0.78, "Leviathan et al. 2023 Table 3 (T5 on CNN/DM: α 0.62-0.75, greedy)"),
-    "chat": (0.55, 0.75, "Spec-Bench multi-turn/MT-bench (Xia et al. 2024); Leviathan et al. LaMDA α 0.61-0.75"),
-    "creative": (0.35, 0.55, "talk demo: creative writing at high temperature, low acceptance"),
-}
+from advisor.model.acceptance import Acceptance, PriorOrigin, temperature_factor
+from advisor.model.published import Drafter, Kind
+from advisor.model.uncertainty import Z80, Z90
+from advisor.vllm import MAX_K
 
-# n-gram (prompt lookup) drafts only where the output repeats the prompt or itself, so two numbers describe it:
-# the share of steps that find a match (the others are plain decode steps) and α once a match is drafted.
-# (low α, high α, share of steps with a match, source). Output that copies its input (code edits, RAG answers,
-# summaries) matches often; chat and creative text rarely. The ranges were set so that an 8B target at batch 1
-# landed where published prompt-lookup runs do: 2-2.8x on summarization (vLLM blog 2024-10-17, CNN/DailyMail, up
-# to 2.8x; Saxena 2023, prompt lookup decoding on summarization and code editing), and little on chat (the same
-# blog: ShareGPT gains least; vLLM #19254: accepted 39-61% of draft tokens on chat traffic). That was with every
-# step credited a full draft's tokens; counted as run (steps without a match yield one token, issue 25) they give
-# 1.5-1.6x on summarization and ~1.03x on chat at 1000 -> 500 tokens: below the published summarization figure,
-# so these priors err low until the shares are re-derived.
-NGRAM_PRIORS: dict[str, tuple[float, float, float, str]] = {
-    "structured": (0.45, 0.70, 0.45, "templated output repeats its schema; cf. json"),
-    "json": (0.50, 0.75, 0.50, "keys and punctuation repeat across records"),
-    "sql": (0.45, 0.70, 0.40, "column and table names repeat from the schema in the prompt"),
-    "code": (0.55, 0.80, 0.55, "code editing rewrites the prompt's code (Saxena 2023)"),
-    "rag": (0.50, 0.75, 0.50, "answers quote spans of the retrieved context"),
-    "summarization": (0.50, 0.75, 0.50, "vLLM blog 2024-10-17: CNN/DailyMail up to 2.8x"),
-    "chat": (0.30, 0.55, 0.20, "vLLM blog 2024-10-17: ShareGPT gains least; vLLM #19254"),
-    "creative": (0.20, 0.40, 0.10, "new text: little to look up"),
-}
+SPREAD_K = 3  # the draft length the kinds' spreads are stated at
+NO_TASK = "no task named: a general prior; name the traffic or measure it"
 
-
-# The target's own MTP layer, drafting one token: DeepSeek-AI 2024, DeepSeek-V3 Technical Report (arXiv 2412.19437),
-# §5.4.3: "the acceptance rate of the second token prediction ranges between 85% and 90% across various generation
-# topics" (one MTP module, k = 1). That is vLLM's first per-position rate, for every task alike. No published figure
-# covers the layer reused for later positions (vLLM warns it "may result in lower acceptance rate"), so the prior is
-# one position long: the advisor then chooses k = 1 (`advise.candidates`), and a --k beyond it extrapolates.
-MTP_PRIOR = (0.85, 0.90, "DeepSeek-V3 Technical Report §5.4.3: 85-90% of second-token predictions accepted")
-# Past its own MTP layers the layer is reused (vLLM passes no spec_step_idx: deepseek_mtp.py takes layer 0) on
-# hidden states it was not trained on, and each later position accepts less: its conditional acceptance is
-# α · MTP_REUSE_DECAY^(position - layers). Least squares on the mean acceptance lengths of one reused MTP layer in
-# ../shared/reference/gpu-measurements.md §6 (Qwen3.6-27B, kyuz0/amd-strix-halo-vllm-toolboxes #53: AL 1.9 / 2.4 /
-# 2.8 at k = 1 / 2 / 3, so α = 0.9 from k = 1) gives 0.67 (AL 2.44 and 2.77 predicted); i.i.d. α (decay 1) would
-# give 2.71 and 3.44. tests/model/test_priors.py refits it.
+# Past its own MTP layers one layer is reused (vLLM passes no spec_step_idx: deepseek_mtp.py takes layer 0) on hidden
+# states it was not trained on, and each later position accepts less: a *measured* MTP acceptance is priced past its
+# positions with conditional acceptance α · MTP_REUSE_DECAY^(position - layers). Least squares on the mean acceptance
+# lengths of one reused MTP layer in ../shared/reference/gpu-measurements.md §6 (Qwen3.6-27B,
+# kyuz0/amd-strix-halo-vllm-toolboxes #53: AL 1.9 / 2.4 / 2.8 at k = 1 / 2 / 3, so α = 0.9 from k = 1) gives 0.67
+# (AL 2.44 and 2.77 predicted); i.i.d. α (decay 1) would give 2.71 and 3.44. tests/model/test_priors.py refits it.
 MTP_REUSE_DECAY = 0.67
 
 
-def _check(task: str) -> None:
-    if task not in TASK_PRIORS:
-        raise InputError(f"unknown --task {task!r}; choose one of {', '.join(TASK_PRIORS)}")
+def relative_shape(conditional, positions: int) -> np.ndarray:
+    """r_1..r_positions: the conditional rates relative to the first, the last ratio continued past the listed ones."""
+    c = np.asarray(conditional, dtype=float)
+    r = c / c[0]
+    ratio = r[-1] / r[-2] if r.size > 1 else 1.0
+    extra = r[-1] * ratio ** np.arange(1, max(positions - r.size, 0) + 1)
+    return np.concatenate([r, extra])[:positions]
 
 
-def from_task(task: str) -> Acceptance:
-    """A draft model's (or EAGLE head's) greedy acceptance for this kind of traffic."""
-    _check(task)
-    low, high, cite = TASK_PRIORS[task]
-    return Acceptance((low + high) / 2, low, high, f"task prior '{task}' α {low:.2f}-{high:.2f} ({cite})", prior=True)
+def cumulative(level, k: int, conditional) -> np.ndarray:
+    """p_1..p_k at this level (broadcasts over level): the chance the first j drafts are all accepted."""
+    steps = np.minimum(np.asarray(level, dtype=float)[..., None] * relative_shape(conditional, k), 1.0)
+    return np.cumprod(steps, axis=-1)
 
 
-def from_ngram_task(task: str) -> Acceptance:
-    """n-gram lookup's greedy acceptance for this kind of traffic: α once a match is drafted, and the share of
-    steps that find one."""
-    _check(task)
-    low, high, share, cite = NGRAM_PRIORS[task]
-    return Acceptance((low + high) / 2, low, high, f"n-gram task prior '{task}' α {low:.2f}-{high:.2f} on the "
-                      f"{share:.0%} of steps that find a match ({cite})", prior=True, match_share=share)
+def length(level, k: int, conditional, share: float = 1.0) -> np.ndarray:
+    """AL at draft length k: 1 + share·Σ p_j, tokens per verification step (bonus included)."""
+    return 1.0 + share * cumulative(level, k, conditional).sum(axis=-1)
 
 
-def from_mtp(task: str) -> Acceptance:
-    """An MTP layer's greedy acceptance at the first draft position (`MTP_PRIOR`), the same for every task."""
-    _check(task)
-    low, high, cite = MTP_PRIOR
-    mid = (low + high) / 2
-    return mtp_beyond(Acceptance(mid, low, high, f"MTP prior α {low:.2f}-{high:.2f} at the first draft position, "
-                                 f"any task ({cite})", per_position=(mid,), prior=True), 1)
+def level_for(al, k: int, conditional, share: float = 1.0) -> np.ndarray:
+    """The level whose AL at k is `al` (bisection: AL rises strictly in the level); 1 where even 1 falls short."""
+    al = np.asarray(al, dtype=float)
+    lo, hi = np.zeros(al.shape), np.ones(al.shape)
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        short = length(mid, k, conditional, share) < al
+        lo, hi = np.where(short, mid, lo), np.where(short, hi, mid)
+    return (lo + hi) / 2
+
+
+def slope_from_pairs(pairs, k: int) -> float:
+    """α's fractional loss from T = 0 to T = 1, least squares over published (AL at T=0, AL at T=1) pairs of the same
+    heads at draft length k: α1 = (1 - slope)·α0, α from each AL by Leviathan's Eq. 1."""
+    a0, a1 = (level_for(np.asarray(pairs, dtype=float)[:, i], k, (1.0,)) for i in (0, 1))
+    return float(1.0 - np.dot(a0, a1) / np.dot(a0, a0))
+
+
+def _from_levels(kind: Kind, lo80: float, point: float, hi80: float, share: float, conditional,
+                 origin: PriorOrigin, source: str, notes: tuple[str, ...]) -> Acceptance:
+    """An Acceptance whose 80% ends sit at these levels: its low/high (a 90% range) widened by Z90/Z80 each side."""
+    widen = Z90 / Z80
+    low, high = max(point - (point - lo80) * widen, 0.0), min(point + (hi80 - point) * widen, 1.0)
+    flat = np.allclose(relative_shape(conditional, MAX_K), 1.0)
+    per_position = None if flat else tuple(float(p) for p in cumulative(point, MAX_K, conditional))
+    return Acceptance(float(point), float(low), float(high), source, per_position=per_position, prior=True,
+                      match_share=share, temperature_slope=kind.temperature_slope,
+                      temperature_basis=kind.temperature_basis, origin=origin, notes=notes)
+
+
+def _around(low_al: float, high_al: float, min_half: float) -> tuple[float, float, float]:
+    """(low, mid, high) AL: the range, widened about its middle to at least ±min_half."""
+    mid = (low_al + high_al) / 2
+    half = max((high_al - low_al) / 2, min_half)
+    return max(mid - half, 1.0), mid, mid + half
+
+
+def kind_prior(kind: Kind, task: str | None) -> Acceptance:
+    """The kind's prior: its published spread for the task (or the task it is like; all of it when none is named)."""
+    used, spread = kind.spread_for(task)
+    share = kind.share_for(used)
+    ends = _around(spread.low, spread.high, kind.min_half_width)
+    lo80, point, hi80 = (float(level_for(al, SPREAD_K, kind.conditional, share)) for al in ends)
+    span = f"{spread.low:.2f}" + (f"-{spread.high:.2f}" if spread.high > spread.low else "")
+    published = f"AL {span} at k={SPREAD_K}"
+    label = f"task '{task}'" + (f" (as '{used}': no figure of its own)" if used != task else "") if task else \
+        "no task named"
+    source = f"{kind.label} prior, {label}: {published} ({spread.source})"
+    origin = PriorOrigin(kind=kind.label, drafter="", task=task or "", published=published, sources=(spread.source,))
+    return _from_levels(kind, lo80, point, hi80, share, kind.conditional, origin, source,
+                        () if task else (NO_TASK,))
+
+
+def drafter_prior(kind: Kind, drafter: Drafter, task: str | None) -> Acceptance:
+    """A known drafter's prior: its own figures (on this task where it has some; else all of them, moved by how far
+    the kind's spread for the task lies from its general one), each carried to T = 0."""
+    shape = drafter.conditional or kind.conditional
+    on_task = [f for f in drafter.figures if task is not None and f.task == task]
+    figures = on_task or list(drafter.figures)
+    levels = [float(level_for(f.al, f.k, shape) / temperature_factor(f.temperature or 0.0, kind.temperature_slope))
+              for f in figures]
+    shift = 0.0
+    if task is not None and not on_task:
+        shift = float(level_for(_spread_mid(kind, task), SPREAD_K, kind.conditional)
+                      - level_for(_spread_mid(kind, None), SPREAD_K, kind.conditional))
+    als = [float(length(min(lv + shift, 1.0), SPREAD_K, shape)) for lv in levels]
+    lo_al, mid_al, hi_al = _around(min(als), max(als), kind.min_half_width)
+    lo80, point, hi80 = (float(level_for(al, SPREAD_K, shape)) for al in (lo_al, mid_al, hi_al))
+    published = "; ".join(f.describe() for f in figures)
+    sources = tuple(dict.fromkeys(f.source for f in figures if f.source != "same"))  # "same": as the row above
+    what = f"task '{task}'" if on_task else (f"task '{task}' (its figures moved as its kind's spread moves there)"
+                                             if task else "no task named")
+    source = (f"{drafter.name} prior, {what}: {published} (AL {min(als):.2f}-{max(als):.2f} at k={SPREAD_K}, T=0; "
+              f"{'; '.join(sources)})")
+    origin = PriorOrigin(kind=kind.label, drafter=drafter.name, task=task or "", published=published,
+                         sources=sources)
+    return _from_levels(kind, lo80, point, hi80, 1.0, shape, origin, source, () if task else (NO_TASK,))
+
+
+def _spread_mid(kind: Kind, task: str | None) -> float:
+    spread = kind.spread_for(task)[1]
+    return (spread.low + spread.high) / 2
+
+
+def prior(kind: Kind, drafter: Drafter | None, task: str | None) -> Acceptance:
+    """The prior for a pair: the drafter's own when the catalog knows it, else its kind's."""
+    return kind_prior(kind, task) if drafter is None else drafter_prior(kind, drafter, task)
+
+
+def al_interval(acc: Acceptance, k: int) -> tuple[float, float, float]:
+    """(low, point, high) AL at k over an acceptance's 80% interval: α's ends pulled in from its 90% range by Z80/Z90
+    on each side (as `uncertainty` reads the range)."""
+    shrink = Z80 / Z90
+    ends = (acc.alpha - (acc.alpha - acc.low) * shrink, acc.alpha, acc.alpha + (acc.high - acc.alpha) * shrink)
+    low, point, high = (float(acc.expected_tokens(k, a)) for a in ends)
+    return low, point, high
 
 
 def mtp_beyond(found: Acceptance, known: int) -> Acceptance:
-    """An MTP acceptance known for its first `known` draft positions, priced past them with `MTP_REUSE_DECAY` and
-    saying so: the advisor chooses no k past them (`advise.candidates`) unless asked for one."""
+    """A measured MTP acceptance known for its first `known` draft positions, priced past them with
+    `MTP_REUSE_DECAY` and saying so: the advisor chooses no k past them (`advise.candidates`) unless asked for one."""
     note = (f"acceptance known for k ≤ {known}; past it each position's acceptance is priced {MTP_REUSE_DECAY:g}x "
             "lower again (one MTP layer reused for later positions: published mean acceptance lengths 1.9/2.4/2.8 at "
             "k = 1/2/3, SGLang PR #3582 and a vLLM Qwen3.6 MTP run)")
     return replace(found, known_positions=known, beyond_decay=MTP_REUSE_DECAY, notes=(*found.notes, note))
 
-
-def for_method(method: str, task: str) -> Acceptance:
-    """The prior a method gets when nothing was measured: text lookups (ngram, ngram_gpu, suffix) the n-gram priors,
-    since each drafts only where the text repeats, which they describe by a match share and α (suffix trees also
-    match earlier outputs, so for repetitive traffic these are conservative); an MTP layer its own; every other
-    drafter the task priors."""
-    if method in TEXT_LOOKUP:
-        return from_ngram_task(task)
-    if method == "mtp":
-        return from_mtp(task)
-    return from_task(task)

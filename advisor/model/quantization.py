@@ -52,11 +52,19 @@ _FIXED = {
     # vLLM's MXFP4 MoE backends keep bf16 activations by default (fused_moe/oracle/mxfp4.py
     # `_get_priority_backends_for_gpt_oss`: FLASHINFER_TRTLLM_MXFP4_BF16 first, TRITON / MARLIN w4a16 on Hopper)
     "mxfp4": WeightFormat("mxfp4", 4, 32, 8),
+    # OCP MXFP4 weights and activations (AMD Quark W4A4): fp4 GEMMs where the GPU has them (quark_ocp_mx.py)
+    "mxfp4a4": WeightFormat("mxfp4a4", 4, 32, 8, compute="fp4"),
+    # MXFP4 weights, static per-tensor fp8 activations (Quark W4A8: AITER Triton, quark_w4a8_mxfp4_fp8.py)
+    "mxfp4a8fp8": WeightFormat("mxfp4a8fp8", 4, 32, 8, compute="fp8"),
     # int4 with a 16-bit scale and a 16-bit zero point per 128 (gpt-fast's int4 "scales_and_zeros", as the
     # published measurements in benchmarks/datasheet_fit.py ran it); AWQ/GPTQ checkpoints read as int4-g<group>
     "int4": WeightFormat("int4", 4, 128, 32),
 }
-_INT = re.compile(r"int(4|8)(?:-g(\d+))?(-sym)?")
+_INT = re.compile(r"int(4|8)(?:-g(\d+))?(-sym)?(-a8int|-a8fp8)?")
+# W4A8, int4 weights with 8-bit activations: "-a8fp8" runs fp8 GEMMs (CUTLASS W4A8, compressed_tensors_w4a8_fp8.py);
+# "-a8int" int8 GEMMs (Humming, compressed_tensors_wNa8.py), whose rate no profile lists: priced at the 16-bit rate,
+# which INT8 tensor cores at least match (decode streams the 4-bit weights either way).
+_ACTIVATION_COMPUTE = {"-a8fp8": "fp8", "-a8int": "bf16", None: "bf16"}
 
 
 def weight_format(name: str) -> WeightFormat:
@@ -66,8 +74,9 @@ def weight_format(name: str) -> WeightFormat:
     found = _INT.fullmatch(name)
     if found:
         bits, group = int(found[1]), int(found[2] or 128)
-        return WeightFormat(name, bits, group, 16 if found[3] else 16 + bits)
-    raise InputError(f"unknown weight format {name!r}; known: {', '.join(_FIXED)}, int4/int8-g<group>[-sym]")
+        return WeightFormat(name, bits, group, 16 if found[3] else 16 + bits, compute=_ACTIVATION_COMPUTE[found[4]])
+    raise InputError(f"unknown weight format {name!r}; known: {', '.join(_FIXED)}, "
+                     "int4/int8-g<group>[-sym][-a8int|-a8fp8]")
 
 
 def bytes_per_weight(name: str) -> float:
@@ -81,7 +90,11 @@ def compute_dtype(name: str) -> str:
 
 # --- the KV cache --------------------------------------------------------------------------------------------------
 # vllm/config/cache.py `CacheDType`: "auto" is the model's dtype (16 bit here); fp8 is e4m3 on CUDA.
-KV_CACHE_DTYPES = {"auto": 2.0, "bfloat16": 2.0, "float16": 2.0, "fp8": 1.0, "fp8_e4m3": 1.0, "fp8_e5m2": 1.0}
+# NVFP4: per head of d values, d/2 bytes of e2m1 and d/16 of fp8 scales (vllm/utils/torch_utils.py
+# `nvfp4_kv_cache_full_dim`); "nvfp4_4over6" picks each block's scale by search, same bytes. Where vLLM runs them:
+# advisor/model/quant_support.py.
+KV_CACHE_DTYPES = {"auto": 2.0, "bfloat16": 2.0, "float16": 2.0, "fp8": 1.0, "fp8_e4m3": 1.0, "fp8_e5m2": 1.0,
+                   "nvfp4": 0.5 + 1 / 16, "nvfp4_4over6": 0.5 + 1 / 16}
 
 
 def kv_bytes_per_element(kv_cache_dtype: str) -> float:
@@ -176,10 +189,12 @@ def from_quantization_config(qc: dict[str, Any], model: str) -> CheckpointQuanti
         if algo in ("FP8", "NVFP4"):
             return CheckpointQuantization("modelopt", "fp8" if algo == "FP8" else "nvfp4", _parts_named(ignore))
         raise InputError(f"{model}: modelopt quant_algo {algo!r} is not modelled (FP8 and NVFP4 are)")
+    if method == "quark":
+        return CheckpointQuantization(method, _quark_format(qc, model), _parts_named(list(qc.get("exclude") or [])))
     if method == "compressed-tensors":
         return CheckpointQuantization(method, _compressed_tensors_format(qc, model), _parts_named(ignore))
     raise InputError(f"{model}: quantization_config quant_method {method!r} is not modelled; modelled: fp8, "
-                     "compressed-tensors, modelopt (FP8, NVFP4), mxfp4, awq, gptq")
+                     "compressed-tensors, modelopt (FP8, NVFP4), mxfp4, quark (MXFP4, FP8), awq, gptq")
 
 
 def _compressed_tensors_format(qc: dict[str, Any], model: str) -> str:
@@ -198,5 +213,39 @@ def _compressed_tensors_format(qc: dict[str, Any], model: str) -> str:
         group = int(weights.get("group_size") or 0)
         if not group:
             raise InputError(f"{model}: compressed-tensors int{bits} per-channel weights are not modelled")
-        return f"int{bits}-g{group}" + ("-sym" if weights.get("symmetric", True) else "")
+        name = f"int{bits}-g{group}" + ("-sym" if weights.get("symmetric", True) else "")
+        if not acts:
+            return name  # W4A16 / W8A16 (compressed_tensors_wNa16.py), Kimi-K2's int4 experts
+        act_bits, act_kind = int(acts.get("num_bits", 16)), str(acts.get("type", "int"))
+        if bits == 4 and act_bits == 8 and acts.get("dynamic"):  # W4A8 (compressed_tensors.py `_get_scheme_from_parts`)
+            if act_kind == "int" and (groups[0].get("format") or qc.get("format")) != "pack-quantized":
+                raise InputError(f"{model}: compressed-tensors W4A8 int outside pack-quantized format runs in vLLM "
+                                 "0.32 only on CPUs (CompressedTensorsW4A8Int: Dynamic4bitLinearKernel)")
+            return name + ("-a8fp8" if act_kind == "float" else "-a8int")
+        if bits == 8 and act_bits == 8 and act_kind == "int":
+            raise InputError(f"{model}: compressed-tensors W8A8 int8 is not modelled")
+        raise InputError(f"{model}: compressed-tensors int{bits} weights with {act_bits}-bit {act_kind} "
+                         "activations are not modelled")
     raise InputError(f"{model}: compressed-tensors weights of {bits}-bit {kind} are not modelled")
+
+
+def _quark_format(qc: dict[str, Any], model: str) -> str:
+    """AMD Quark's global_quant_config -> a format name: OCP MXFP4 (fp4 per group of 32, e8m0 scales) weights with
+    MXFP4 or fp8 activations, FP8, or int4 weight-only (vllm/model_executor/layers/quantization/quark/quark.py
+    `_get_scheme_from_config`)."""
+    glob = qc.get("global_quant_config") or {}
+    weight, acts = glob.get("weight") or {}, glob.get("input_tensors") or {}
+    if isinstance(weight, list) or isinstance(acts, list):
+        raise InputError(f"{model}: quark with two-level weight scales (W4A8 int4/fp8, NVFP4) is not modelled")
+    if weight.get("dtype") == "fp8_e4m3":
+        return "fp8"
+    if weight.get("dtype") == "fp4" and weight.get("group_size") == 32:
+        if acts.get("dtype") == "fp8_e4m3":
+            return "mxfp4a8fp8"
+        if acts.get("dtype") != "fp4":
+            raise InputError(f"{model}: quark MXFP4 weights with {acts.get('dtype') or '16-bit'} activations run as "
+                             "simulated dequantization in vLLM 0.32 (quark_ocp_mx.py): not modelled")
+        return "mxfp4a4"
+    if weight.get("dtype") in ("int4", "uint4") and not acts and weight.get("group_size"):  # `_is_w4a16_int4`
+        return f"int4-g{weight['group_size']}" + ("-sym" if weight.get("symmetric") else "")
+    raise InputError(f"{model}: quark {weight.get('dtype')!r} weights are not modelled (MXFP4, FP8 and int4 are)")

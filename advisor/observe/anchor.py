@@ -21,7 +21,7 @@ from advisor.model.speculative import Setup
 # EngineCost fields in seconds (scaled by the factor) and in per-second rates (divided by it)
 TIMES = ("step_overhead", "token_overhead", "seq_overhead", "multi_token_overhead", "allreduce_latency",
          "layer_floor_graph", "layer_floor_piecewise", "draft_pass_overhead", "spec_overhead", "spec_seq_overhead",
-         "ngram_overhead", "ngram_seq_overhead")
+         "ngram_overhead", "ngram_seq_overhead", "host_step_overhead", "host_seq_overhead")
 RATES = ("bandwidth", "flops", "kv_bandwidth", "link_bandwidth")
 
 
@@ -37,7 +37,8 @@ def anchored(setup: Setup, factor: float) -> Setup:
     return replace(setup, target_cost=scaled(setup.target_cost, factor),
                    draft_cost=None if setup.draft_cost is None else scaled(setup.draft_cost, factor),
                    spec_overhead=None if setup.spec_overhead is None else setup.spec_overhead * factor,
-                   spec_seq_overhead=None if setup.spec_seq_overhead is None else setup.spec_seq_overhead * factor)
+                   spec_seq_overhead=None if setup.spec_seq_overhead is None else setup.spec_seq_overhead * factor,
+                   sync_penalty=None if setup.sync_penalty is None else setup.sync_penalty * factor)
 
 
 @dataclass(frozen=True, slots=True)

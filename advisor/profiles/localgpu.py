@@ -66,6 +66,10 @@ def match_profile(driver_name: str, memory_bytes: int | None = None, *, mig: boo
     found = None if mig else _exact(_words(driver_name))
     if found is not None and memory_bytes:
         gib, listed = memory_bytes / 1024**3, load_hardware(found).memory_gib
+        # one driver name, two memory sizes (RTX PRO 5000 Blackwell 48 / 72 GB): the profile of the size it has
+        sized = _exact([*_words(driver_name), f"{gib:.0f}gb"]) if abs(gib / listed - 1) > MEMORY_TOLERANCE else None
+        if sized is not None and abs(gib / load_hardware(sized).memory_gib - 1) <= MEMORY_TOLERANCE:
+            found, listed = sized, load_hardware(sized).memory_gib
         if abs(gib / listed - 1) > MEMORY_TOLERANCE:
             raise InputError(f"--gpu auto found {driver_name!r} with {gib:.0f} GiB, but profile {found!r} lists "
                              f"{listed:g} GiB: no profile describes this GPU; pass --gpu {found} to use it anyway, "

@@ -62,6 +62,7 @@ def lines(a: Answer) -> list[tuple[str, str]]:
                          f"x{anc.factor:.2f} (x{f_low:.2f}-x{f_high:.2f}; the server is {off}). One point fixes "
                          "the scale, not the shape: times below are scaled to this server, speedups are the model's"),
         ("acceptance", a.scenario.acceptance.source),
+        *(("warning", w) for w in a.scenario.acceptance.warnings),
         ("verdict", f"{a.verdict.upper()}: with the schedule, {_gains(a.scheduled)} over this traffic "
                     f"(low α: end to end x{a.scheduled_low.e2e:.2f})"),
         ("schedule", "; ".join(f"batch {_batches(lo, hi)}: {_k(k)}" for lo, hi, k in a.schedule)),

@@ -25,7 +25,7 @@ def _paint(text: str, colour: str, on: bool) -> str:
 
 
 def _headline(r: Recommendation) -> list[str]:
-    i, s, band = r.inputs, r.speedup, r.interval
+    i, band = r.inputs, r.interval
     what = f"{i.target} + {i.draft} ({i.method})" if i.draft else f"{i.target} ({i.method})"
     gpus = f"{i.num_gpus}x {i.gpu}" if i.num_gpus > 1 else i.gpu
     lines = [f"{what} on {gpus}, batch {i.batch}, {i.prompt_len} -> {i.out_len} tokens, T={i.temperature:g}"]
@@ -46,7 +46,7 @@ def _headline(r: Recommendation) -> list[str]:
     if r.concurrency.speculative < 1:  # nothing runs with speculation: no break-even or paying batch to speak of
         be, pays = f"none: {'the target' if r.concurrency.baseline < 1 else 'speculation'} does not fit", "no decode gain"
     lines.append(f"break-even α {be} | {pays} | costs: {r.cost_source}")
-    lines += [f"note: {n}" for n in i.acceptance_notes]
+    lines += [f"note: {n}" for n in (*i.acceptance_notes, *r.gpu_caveats)]
     return lines
 
 
@@ -111,7 +111,8 @@ def text(r: Recommendation, colour: bool | None = None, width: int | None = None
         colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     width = width or terminal_width()
     wrap = lambda line, indent="": paragraph(line, width, rest=indent)  # noqa: E731
-    out = [_paint(f"verdict: {r.verdict.upper()}", VERDICT_COLOUR[r.verdict], colour)]
+    out = [_paint(wrap(f"warning: {w}", "  "), "yellow", colour) for w in r.warnings]
+    out.append(_paint(f"verdict: {r.verdict.upper()}", VERDICT_COLOUR[r.verdict], colour))
     out += [wrap(line, "  ") for line in _headline(r)]
     out.append("")
     for c in r.checks:
@@ -147,11 +148,18 @@ def _paste(r: Recommendation, width: int) -> list[str]:
     if r.vllm.per_batch_size_schedule:
         out.append(paragraph(f"batch-size -> k schedule (num_speculative_tokens_per_batch_size): {_schedule(r)}",
                              width, rest="  "))
+    out += [paragraph(line, width, rest="  ") for line in _runner(r)]
     return out
+
+
+def _runner(r: Recommendation) -> list[str]:
+    """The model runner the paste assumes, and what a per-batch schedule costs there."""
+    return [line for line in (r.vllm.model_runner and f"assumes {r.vllm.model_runner}", r.vllm.schedule_check) if line]
 
 
 def markdown(r: Recommendation) -> str:
     out = [f"## specadvisor: **{r.verdict}**", ""]
+    out += [f"> **warning:** {w}\n" for w in r.warnings]
     out += [f"- {line}" for line in _headline(r)]
     out += ["", "| check | ok | detail |", "|---|---|---|"]
     out += [f"| {c.name} | {'yes' if c.ok else 'no'} | {c.detail} |" for c in r.checks]
@@ -167,4 +175,5 @@ def markdown(r: Recommendation) -> str:
     out += ["", "```bash", r.vllm.serve_command, "```"]
     if r.vllm.per_batch_size_schedule:
         out += ["", f"Batch-size schedule (`num_speculative_tokens_per_batch_size`): `{_schedule(r)}`"]
+    out += ["", *(f"- {line}" for line in _runner(r))] if _runner(r) else []
     return "\n".join(out) + "\n"

@@ -54,7 +54,8 @@ def _details(r: Review, c: Cell) -> list[tuple]:
     w = next(x for x in r.plan.workload if x.name == c.workload)
     d = next(x for x in r.plan.deployment if x.name == c.deployment)
     out: list[tuple] = [("h3", f"{c.workload} on {c.deployment}: {c.recommendation}")]
-    items = [f"why: {c.reason}"]
+    items = [f"warning: {w}" for w in (c.advice.warnings if c.advice is not None else ())]
+    items.append(f"why: {c.reason}")
     gpus = f"{d.count}x {d.gpu}, tensor parallel {d.tensor_parallel}; {d.target} + {d.draft or 'default drafter'} ({d.method})"
     items.append(f"deployment: {gpus}" + (f"; ${d.usd_per_gpu_hour:g}/GPU-hour" if d.usd_per_gpu_hour is not None else ""))
     if c.shape is not None:
@@ -82,6 +83,7 @@ def _details(r: Review, c: Cell) -> list[tuple]:
                      + "; ".join(a.reasons))
         items += [f"check {ch.name}: {'pass' if ch.ok else 'FAIL'}: {ch.detail}" for ch in a.checks]
         items.append(f"step costs: {a.cost_source}")
+        items += [f"note: {n}" for n in a.gpu_caveats]
     items += [f"note: {n}" for n in c.notes]
     out.append(("ul", items))
     if c.speculative_config:

@@ -18,13 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
-from advisor.advise import K_TABLE, advise, schedule
+from advisor.advise import K_TABLE, advise
 from advisor.errors import InputError
 from advisor.measured.from_metrics import acceptance_from_metrics
 from advisor.model import capacity as cap
 from advisor.model import memory
 from advisor.recommendation import Recommendation, from_advice
 from advisor.resolve import AcceptanceInput, build_scenario
+from advisor.schedule import schedule
 from advisor.review.plan import Deployment, Plan, Workload
 from advisor.vllm import speculative_config
 

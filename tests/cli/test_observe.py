@@ -36,14 +36,14 @@ def _fails(capsys, *argv) -> str:
 def test_a_server_without_speculation_gets_a_schedule_from_the_acceptance_prior(capsys, tmp_path):
     out = _json(capsys, "observe_base.json", "--save-plan", tmp_path / "plan.toml")
     assert out["speculation"] is None and out["current"] is None and not out["restarted"]
-    assert "task prior" in out["acceptance"]["source"]
+    assert "prior, no task named" in out["acceptance"]["source"]
     assert out["requests"] == 19 and out["prompt"]["mean"] == pytest.approx((3 * 40 + 16 * 160) / 19)
     assert out["schedule"][0][0] == 1 and all(a[1] + 1 == b[0] for a, b in zip(out["schedule"], out["schedule"][1:]))
     if out["verdict"] != "disable":
         assert out["speculative_config"]["num_speculative_tokens"] == max(k for *_, k in out["schedule"])
     plan = load_plan(tmp_path / "plan.toml")
     (workload,) = plan.workload
-    assert workload.rate == pytest.approx(out["rate"], rel=1e-5) and workload.acceptance.task == "structured"
+    assert workload.rate == pytest.approx(out["rate"], rel=1e-5) and workload.acceptance.task == "general"  # no task named
     assert workload.prompt.stats()[0] == pytest.approx(out["prompt"]["mean"], rel=0.01)
     assert workload.slo.tpot_ms >= out["tpot"]["measured"] * 1e3  # a bucket edge over the server's p90
     code, _, err = _run(capsys, "review", tmp_path / "plan.toml", "--out", tmp_path / "review")

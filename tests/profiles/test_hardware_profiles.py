@@ -1,9 +1,14 @@
 """The GPU datasheets: every tensor peak is dense (NVIDIA quotes most with 2:4 sparsity), per GPU, and the Blackwell
-parts carry an FP4 peak. Expected values are the datasheets' own figures, divided out by hand below."""
+parts carry an FP4 peak. Expected values are the datasheets' own figures, divided out by hand below. A figure no
+source states is marked derived, with its arithmetic (checked here), and is never also claimed from a page."""
+
+import tomllib
 
 import pytest
 
-from advisor.profiles.catalog import load_hardware, names
+from advisor.errors import InputError
+from advisor.model.hardware import ARCHITECTURES, FIGURES, Hardware
+from advisor.profiles.catalog import load_hardware, names, profiles_dir
 
 BLACKWELL = ["b200", "b300", "gb200", "gb300", "rtx-pro-6000-blackwell", "rtx-5090"]
 NO_FP4 = ["h100-sxm", "h200", "l40s", "rtx-4090", "a100-80gb-sxm", "mi300x"]
@@ -60,3 +65,98 @@ def test_new_blackwell_memory_is_per_gpu(slug, memory_gib, bandwidth_gbs):
     assert hw.memory_bandwidth_gbs == pytest.approx(bandwidth_gbs)
     assert hw.interconnect_gbs == 1800 / 2  # NVLink 5: 1.8 TB/s bidirectional per GPU
     assert hw.source.startswith("https://")
+
+
+# Issue 39's GPUs: (slug, an alias users type, architecture, family)
+NEW_GPUS = [("mi355x", "AMD MI355X", "gfx950", "cdna4"), ("mi350x", "instinct mi350x", "gfx950", "cdna4"),
+            ("h20", "nvidia h20", "sm_90", "hopper"), ("l20", "NVIDIA L20", "sm_89", "ada"),
+            ("rtx-pro-5000-blackwell", "rtx pro 5000", "sm_120", "blackwell-client"),
+            ("rtx-pro-5000-blackwell-72gb", "RTX PRO 5000 72GB", "sm_120", "blackwell-client"),
+            ("rtx-pro-4500-blackwell", "rtx pro 4500", "sm_120", "blackwell-client"),
+            ("dgx-spark", "GB10", "sm_121", "blackwell-client")]
+
+
+@pytest.mark.parametrize("slug, alias, architecture, family", NEW_GPUS)
+def test_new_gpus_resolve_by_alias_cite_every_figure_and_name_their_architecture(slug, alias, architecture, family):
+    hw = load_hardware(alias)
+    assert (hw.slug, hw.architecture, hw.family) == (slug, architecture, family)
+    stated = {name for name in FIGURES if getattr(hw, name) is not None}
+    cited = dict(hw.cited)
+    # third-party pages with gaps: every stated figure is either cited (with its page) or derived (with how)
+    assert stated == set(cited) | {d.figure for d in hw.derived} and not set(cited) & {d.figure for d in hw.derived}
+    assert all("https://" in text for text in cited.values())
+
+
+def _basis(hw, basis) -> float:
+    """A derivation's basis as a number: itself, a figure of `hw`, or another profile's ("slug.field")."""
+    if not isinstance(basis, str):
+        return float(basis)
+    slug, _, field = basis.rpartition(".")
+    return float(getattr(load_hardware(slug) if slug else hw, field))
+
+
+@pytest.mark.parametrize("slug", names("hardware"))
+def test_every_derived_figure_is_its_basis_times_its_factor(slug):
+    hw = load_hardware(slug)
+    for how in hw.derived:
+        assert getattr(hw, how.figure) == pytest.approx(_basis(hw, how.basis) * how.factor, rel=1e-3), how
+        if how.borrowed:  # borrowed from a profile that states the figure, or derives it without borrowing back
+            lender = load_hardware(how.borrowed).derivation(how.basis.rpartition(".")[2])
+            assert lender is None or lender.borrowed != slug
+
+
+def test_cdna4_rates_follow_the_per_clock_arithmetic_and_the_mi350x_trades_8_percent():
+    mi355x, mi350x, mi300x = (load_hardware(s) for s in ("mi355x", "mi350x", "mi300x"))
+    assert mi355x.fp8_tflops == pytest.approx(256 * 8192 * 2.4e-3, rel=1e-3)  # CUs x FLOP/CU/clock x GHz
+    assert mi300x.fp8_tflops == pytest.approx(304 * 4096 * 2.1e-3, rel=1e-3)  # the same arithmetic, CDNA3's rate
+    assert mi350x.fp8_tflops / mi355x.fp8_tflops == pytest.approx(0.92, abs=0.01)  # the Register: "about 8 percent"
+    for hw in (mi355x, mi350x):
+        assert (hw.bf16_tflops, hw.fp4_tflops) == pytest.approx((hw.fp8_tflops / 2, hw.fp8_tflops * 2), rel=1e-3)
+        assert {d.figure for d in hw.derived} >= {"bf16_tflops", "fp8_tflops", "fp4_tflops"}  # none is stated
+    assert mi350x.derivation("interconnect_gbs").borrowed == "mi355x"
+
+
+def test_fp4_tensor_cores_on_cdna4_and_client_blackwell_but_not_on_hopper_or_ada():
+    assert all(load_hardware(s).fp4_tflops for s in ("mi355x", "mi350x", "rtx-pro-5000-blackwell",
+                                                       "rtx-pro-4500-blackwell", "dgx-spark"))
+    assert not any(load_hardware(s).fp4_tflops for s in ("h20", "l20"))
+
+
+def test_dgx_spark_is_unified_lpddr_and_says_which_rates_are_derived():
+    spark = load_hardware("dgx spark")
+    assert spark.unified_memory and spark.memory_kind == "LPDDR" and not spark.gddr
+    assert spark.derivation("fp4_tflops").basis == 1000  # 1 PFLOP FP4 with sparsity: the one figure stated
+    assert dict(spark.cited)["memory_bandwidth_gbs"].startswith("273 GB/s")
+    assert not any(load_hardware(s).unified_memory for s in names("hardware") if s != "dgx-spark")
+
+
+def _profile(**changes) -> dict:
+    """An issue-39 profile's TOML as read, with changes."""
+    data = tomllib.loads((profiles_dir() / "hardware" / "h20.toml").read_text())
+    return {**data, **changes}
+
+
+@pytest.mark.parametrize("changes, error", [
+    # a figure claimed from a page while it is marked derived
+    ({"cited": {**_profile()["cited"], "bf16_tflops": "148 TFLOPS: https://example.com"}},
+     "bf16_tflops is derived and cited"),
+    # a stated figure neither cited nor derived, in a profile that cites
+    ({"cited": {k: v for k, v in _profile()["cited"].items() if k != "tdp_watts"}}, "tdp_watts is neither cited nor"),
+    ({"cited": {**_profile()["cited"], "tdp_watts": "400 W, a page somewhere"}}, "names no https:// page"),
+    ({"derived": {**_profile()["derived"], "fp4_tflops": {"basis": 1.0, "factor": 2.0, "how": "x"}}},
+     "fp4_tflops is derived or cited but not stated"),
+    ({"derived": {"bf16_tflops": {"basis": 148, "factor": 1.0}}}, "takes basis, factor and how"),
+    ({"derived": {"bf16_tflops": {"basis": "sm_count", "factor": 1.0, "how": "x"}}}, "basis must be"),
+    ({"architecture": "sm_200"}, "architecture must be one of"),
+])
+def test_a_profile_claiming_a_figure_both_ways_or_neither_is_refused(changes, error):
+    with pytest.raises(InputError, match=error):
+        Hardware.from_dict("h20", _profile(**changes))
+
+
+def test_every_shipped_profile_names_an_architecture():
+    assert all(load_hardware(s).architecture in ARCHITECTURES for s in names("hardware"))
+    data = _profile()
+    del data["architecture"]
+    with pytest.raises(InputError, match="missing keys \\['architecture'\\]"):
+        Hardware.from_dict("h20", data)

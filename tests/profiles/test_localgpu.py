@@ -20,11 +20,16 @@ from advisor.profiles import localgpu, visible_gpu  # noqa: E402
 
 
 # NVML's names and totals (MiB as nvidia-smi prints them) for the parts item 6 of issue #26 lists
-NAMED = [("NVIDIA H20", 97871, None, "h200"), ("NVIDIA GH200 480GB", 97871, "gh200", None),
+NAMED = [("NVIDIA H20", 97871, "h20", None), ("NVIDIA GH200 480GB", 97871, "gh200", None),
          ("NVIDIA GH200 144G HBM3e", 146081, None, "gh200"), ("NVIDIA H800", 81559, "h800", None),
          ("NVIDIA H800 PCIe", 81559, None, "h100-pcie"),
          ("NVIDIA RTX 6000 Ada Generation", 49140, "rtx-6000-ada", None),
-         ("NVIDIA RTX PRO 5000 Blackwell", 49152, None, "rtx-pro-6000-blackwell"),
+         ("NVIDIA RTX PRO 5000 Blackwell", 49152, "rtx-pro-5000-blackwell", None),
+         ("NVIDIA RTX PRO 5000 Blackwell", 73728, "rtx-pro-5000-blackwell-72gb", None),
+         ("NVIDIA RTX PRO 4500 Blackwell", 32768, "rtx-pro-4500-blackwell", None),
+         ("NVIDIA L20", 46068, "l20", None),
+         ("NVIDIA GB10", 124546, "dgx-spark", None),  # its unified pool less the OS: a total assumed, none published
+         ("NVIDIA RTX PRO 5000 Blackwell", 98304, None, "rtx-pro-5000-blackwell"),
          ("NVIDIA A100-PCIE-40GB", 40960, "a100-40gb-pcie", None), ("NVIDIA H200 NVL", 143771, "h200-nvl", None)]
 
 
@@ -42,9 +47,11 @@ def test_gpu_auto_picks_the_right_profile_or_refuses_naming_the_nearest(monkeypa
 
 
 def test_memory_disagreeing_with_the_named_profile_is_refused():
-    """An A100 PCIe read as 40 GiB must not become the 80 GB profile its alias 'a100 pcie' names."""
-    with pytest.raises(InputError, match="40 GiB.*80 GiB"):
-        localgpu.match_profile("NVIDIA A100-PCIE", 40 * GIB)
+    """An A100 PCIe read as 40 GiB must not become the 80 GB profile its alias 'a100 pcie' names: it is the 40 GB
+    profile its size names ('a100 pcie 40gb'), and a size no profile of that name has is refused."""
+    assert localgpu.match_profile("NVIDIA A100-PCIE", 40 * GIB) == "a100-40gb-pcie"
+    with pytest.raises(InputError, match="60 GiB.*80 GiB"):
+        localgpu.match_profile("NVIDIA A100-PCIE", 60 * GIB)
     assert localgpu.match_profile("NVIDIA A100-PCIE", int(79.2 * GIB)) == "a100-80gb-pcie"
 
 

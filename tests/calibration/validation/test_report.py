@@ -230,6 +230,33 @@ def test_on_a_gpu_ngram_is_compared_like_with_like(costs):
     assert spec_overheads(only_async, costs) == costs  # no baseline scheduled as ngram was: nothing measured
 
 
+def test_on_a_gpu_the_ngram_probe_verifies_every_sequence(costs):
+    """validate's premise on a GPU: Model Runner V2 verifies k filler drafts for every sequence at every n-gram step
+    and counts each as a draft, so the probe's steps are k+1 verifications plus the bookkeeping, which the fit
+    recovers exactly (against the synchronous baseline, as ngram runs)."""
+    from calibration.validation.grid import SYNC_BASELINE
+    from calibration.validation.report import spec_overheads
+
+    gpu = replace(costs, target_cost=replace(COST, layer_floor_graph=28e-6, layer_floor_piecewise=89e-6),
+                  draft_cost=replace(DRAFT_COST, layer_floor_graph=28e-6, layer_floor_piecewise=89e-6))
+    a, b, k = 0.003, 4e-4, 3
+    runs = []
+    for batch in (1, 4, 16):
+        sync = synthetic_runs(gpu, 0.8, ks=(), batch=batch)[0]
+        steps = batch * (sync.out_len - 1)  # vLLM's num_drafts on V2: every sequence's every step
+        setup = replace(gpu, spec_overhead=0.0).setup("ngram", 1e-6)
+        assert setup.verified_share == 1.0
+        context = sync.prompt_len + sync.out_len / 2
+        verify = float(setup.iteration_time(k, batch, context) - setup.decode_step(batch, context))
+        runs += [replace(sync, method=SYNC_BASELINE),
+                 Run("ngram", None, k, batch, sync.prompt_len, sync.out_len, tokens=sync.tokens, drafts=steps,
+                     draft_tokens=k * steps, tpot_s=sync.tpot_s + verify + a + b * batch, e2e_s=sync.e2e_s,
+                     ttft_s=sync.ttft_s, per_position=(0, 0, 0))]
+    fitted = spec_overheads(runs, gpu)
+    assert fitted.spec_overhead == pytest.approx(a, rel=1e-6)  # not a + the verification of the fillers
+    assert fitted.spec_seq_overhead == pytest.approx(b, rel=1e-6)
+
+
 @pytest.mark.parametrize("folder", ["", "qwen2", "tp2"])
 @pytest.mark.parametrize("machine", ["cpu", "cpu-xeon-icelake-2vcpu"])
 def test_the_committed_report_is_what_the_model_says_about_its_measurements(machine, folder, monkeypatch):
