@@ -42,7 +42,8 @@ def calibration_lines(cal: dict | None) -> list[str]:
         if not engine:
             lines.append(f"  {role}: its engine never started")
             continue
-        lines.append(f"  {role}: started in {engine.get('startup_seconds', '?')} s; {ran(engine.get('vllm_config', {}))}")
+        lines.append(f"  {role}: started in {engine.get('startup_seconds', '?')} s; "
+                     f"{ran(engine.get('vllm_config', {}))}")
         for q, verify in sorted(engine.get("verify_engines", {}).items()):
             lines.append(f"  {role} verify q={q}: started in {verify.get('startup_seconds', '?')} s; "
                          f"{ran(verify.get('vllm_config', {}))}")

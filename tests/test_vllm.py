@@ -172,7 +172,8 @@ def test_the_default_memory_share_is_vllms():
     from advisor.scenario import Scenario
     from advisor.vllm import GPU_MEMORY_UTILIZATION
 
-    assert GPU_MEMORY_UTILIZATION == CacheConfig.__dataclass_fields__["gpu_memory_utilization"].default.default == 0.92
+    vllms = CacheConfig.__dataclass_fields__["gpu_memory_utilization"].default.default
+    assert GPU_MEMORY_UTILIZATION == vllms == 0.92
     assert Scenario.__dataclass_fields__["gpu_memory_utilization"].default == GPU_MEMORY_UTILIZATION
     assert Deployment.model_fields["gpu_memory_utilization"].default == GPU_MEMORY_UTILIZATION
     assert "default: 0.92" in GPU_MEMORY_HELP
@@ -181,8 +182,8 @@ def test_the_default_memory_share_is_vllms():
 def test_the_nvml_extra_is_nvidias_bindings():
     import tomllib
 
-    extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    assert [d.split(">")[0] for d in extras["nvml"]] == ["nvidia-ml-py"]
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    assert [d.split(">")[0] for d in project["optional-dependencies"]["nvml"]] == ["nvidia-ml-py"]
 
 
 def test_drafter_graphs_are_vllms(monkeypatch):

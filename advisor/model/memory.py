@@ -24,7 +24,14 @@ from advisor.model.hardware import GIB, Hardware
 from advisor.model.modelspec import ModelSpec
 from advisor.model.quantization import kv_bytes_per_element
 from advisor.model.speculative import Setup
-from advisor.vllm import BLOCK_TOKENS, GPU_MEMORY_UTILIZATION, MAX_NUM_BATCHED_TOKENS, MAX_NUM_SEQS, async_scheduling_default, lookahead_slots
+from advisor.vllm import (
+    BLOCK_TOKENS,
+    GPU_MEMORY_UTILIZATION,
+    MAX_NUM_BATCHED_TOKENS,
+    MAX_NUM_SEQS,
+    async_scheduling_default,
+    lookahead_slots,
+)
 
 RUNTIME_RESERVE_BYTES = 1.0 * GIB  # CUDA context, CUDA-graph pool, NCCL buffers: outside the profiled peak
 

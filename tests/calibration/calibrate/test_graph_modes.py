@@ -110,8 +110,8 @@ def test_samples_carry_the_graph_mode_v2_runs_them_in(cuda, tmp_path, monkeypatc
         {"method": UNIFORM_VERIFY_METHOD, "num_speculative_tokens": q - 1} for q in uniform] + [None]
     assert StandInEngine.opened[-1].engine_args["compilation_config"] == {"cudagraph_mode": "NONE"}
     for m in profile.target.points:
-        assert m.samples and m.graph_mode == ("PIECEWISE" if m.kind == "prefill" or (m.kind == "verify" and not m.uniform)
-                                              else "FULL"), m
+        admitted = m.kind == "prefill" or (m.kind == "verify" and not m.uniform)
+        assert m.samples and m.graph_mode == ("PIECEWISE" if admitted else "FULL"), m
     assert {m.graph_mode for m in profile.draft.points} == {"NONE"}
     assert profile.target.engine["graph_modes"] == {"prefill": "PIECEWISE", "decode": "FULL", "verify": "PIECEWISE",
                                                     "verify (uniform)": "FULL"}
