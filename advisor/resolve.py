@@ -27,7 +27,7 @@ from advisor.profiles.localgpu import resolve_gpu
 from advisor.profiles.model_error import DATASHEET, datasheet, from_profile
 from advisor.resolve_acceptance import DEFAULT_TASK, AcceptanceInput, MetricsReader, Pair, resolve_acceptance
 from advisor.scenario import Scenario
-from advisor.vllm import check_scheduler
+from advisor.vllm import GPU_MEMORY_UTILIZATION, check_scheduler
 
 DEFAULT_TARGET = "llama-3.1-8b-instruct"
 DEFAULT_GPU = "rtx-pro-6000-blackwell"
@@ -101,7 +101,7 @@ def check_pair(target: ModelSpec, draft: ModelSpec | None, method: str, tp: int,
 
 def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, method: str = "draft_model",
                    gpu: str = DEFAULT_GPU, num_gpus: int = 1, batch: int = 1, prompt_len: int, out_len: int,
-                   temperature: float = 0.0, k: int | None = None, gpu_memory_utilization: float = 0.9,
+                   temperature: float = 0.0, k: int | None = None, gpu_memory_utilization: float = GPU_MEMORY_UTILIZATION,
                    acceptance: AcceptanceInput = AcceptanceInput(), cost_ratio: float | None = None,
                    calibration: str | None = None, weight_dtype: str | None = None,
                    quantization: str | None = None, draft_quantization: str | None = None,

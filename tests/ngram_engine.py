@@ -35,10 +35,9 @@ def write_model(root: Path) -> Path:
 
 
 def open_ngram_engine(root: Path):
-    from vllm_server import GPU_SHARE  # a session-scoped engine must not hold most of a GPU
+    from vllm_server import engine_share  # a session-scoped engine must not hold most of a GPU
 
     from calibration.engine.vllm_engine import open_engine
 
-    share = {} if GPU_SHARE is None else {"gpu_memory_utilization": GPU_SHARE}
     return open_engine(write_model(root), dummy_weights=True, speculative_config=SPECULATIVE_CONFIG,
-                       max_model_len=NGRAM.max_model_len, seed=0, **share)
+                       max_model_len=NGRAM.max_model_len, seed=0, **engine_share())

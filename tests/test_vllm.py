@@ -163,6 +163,29 @@ def test_the_gpu_extra_pins_the_vllm_release_these_facts_are_from():
             continue
 
 
+def test_the_default_memory_share_is_vllms():
+    """Every default --gpu-memory-utilization (recommend's paste and memory budget, plans) is vLLM 0.32's own."""
+    from vllm.config import CacheConfig
+
+    from advisor.cli.needs import GPU_MEMORY_HELP
+    from advisor.review.plan import Deployment
+    from advisor.scenario import Scenario
+    from advisor.vllm import GPU_MEMORY_UTILIZATION
+
+    vllms = CacheConfig.__dataclass_fields__["gpu_memory_utilization"].default.default
+    assert GPU_MEMORY_UTILIZATION == vllms == 0.92
+    assert Scenario.__dataclass_fields__["gpu_memory_utilization"].default == GPU_MEMORY_UTILIZATION
+    assert Deployment.model_fields["gpu_memory_utilization"].default == GPU_MEMORY_UTILIZATION
+    assert "default: 0.92" in GPU_MEMORY_HELP
+
+
+def test_the_nvml_extra_is_nvidias_bindings():
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    assert [d.split(">")[0] for d in project["optional-dependencies"]["nvml"]] == ["nvidia-ml-py"]
+
+
 def test_drafter_graphs_are_vllms(monkeypatch):
     """advisor.vllm.drafter_full_graphs against the installed vLLM: the V2 model runner serves every modelled model
     drafter, EAGLE and MTP heads share the speculator that captures its draft decodes as FULL graphs only, and a

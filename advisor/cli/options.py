@@ -16,7 +16,7 @@ from typing import Optional
 
 import typer
 
-from advisor.vllm import MAX_K
+from advisor.vllm import GPU_MEMORY_UTILIZATION, MAX_K
 
 
 class Method(str, Enum):
@@ -45,7 +45,7 @@ SCENARIO_OPTIONS = [
     _option("batch", int, typer.Option(1, help="Concurrent requests.")),
     _option("temperature", float, typer.Option(0.0, help="Sampling temperature served.")),
     _option("k", Optional[int], typer.Option(None, help=f"Evaluate this draft length (0..{MAX_K}) instead of choosing one.")),
-    _option("gpu_memory_utilization", float, typer.Option(0.9, help="vLLM's --gpu-memory-utilization.")),
+    _option("gpu_memory_utilization", float, typer.Option(GPU_MEMORY_UTILIZATION, help="vLLM's --gpu-memory-utilization.")),
     _option("max_num_seqs", Optional[int], typer.Option(None, help="vLLM's --max-num-seqs (default: vLLM's for the "
                                                         "GPU class); caps the requests run at once.")),
     _option("max_num_batched_tokens", Optional[int], typer.Option(None, help="vLLM's --max-num-batched-tokens "

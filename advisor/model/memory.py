@@ -24,7 +24,14 @@ from advisor.model.hardware import GIB, Hardware
 from advisor.model.modelspec import ModelSpec
 from advisor.model.quantization import kv_bytes_per_element
 from advisor.model.speculative import Setup
-from advisor.vllm import BLOCK_TOKENS, MAX_NUM_BATCHED_TOKENS, MAX_NUM_SEQS, async_scheduling_default, lookahead_slots
+from advisor.vllm import (
+    BLOCK_TOKENS,
+    GPU_MEMORY_UTILIZATION,
+    MAX_NUM_BATCHED_TOKENS,
+    MAX_NUM_SEQS,
+    async_scheduling_default,
+    lookahead_slots,
+)
 
 RUNTIME_RESERVE_BYTES = 1.0 * GIB  # CUDA context, CUDA-graph pool, NCCL buffers: outside the profiled peak
 
@@ -125,7 +132,7 @@ def _round_to_blocks(tokens: int) -> int:
 
 
 def budget_for(setup: Setup, hw: Hardware, k: int, *, prompt_len: int, out_len: int,
-               gpu_memory_utilization: float = 0.9) -> MemoryBudget:
+               gpu_memory_utilization: float = GPU_MEMORY_UTILIZATION) -> MemoryBudget:
     """`budget` for a Setup: each model's weights in the dtype its EngineCost streams them in, and the KV cache in
     the target engine's --kv-cache-dtype, so the time and the memory of a step always agree on the bytes."""
     draft_dtype = setup.draft_cost.weight_dtype if setup.draft_cost is not None else "bf16"
@@ -137,7 +144,7 @@ def budget_for(setup: Setup, hw: Hardware, k: int, *, prompt_len: int, out_len: 
 
 
 def budget(target: ModelSpec, draft: ModelSpec | None, method: str, k: int, hw: Hardware, *,
-           prompt_len: int, out_len: int, tp: int = 1, gpu_memory_utilization: float = 0.9,
+           prompt_len: int, out_len: int, tp: int = 1, gpu_memory_utilization: float = GPU_MEMORY_UTILIZATION,
            weight_dtype: str = "bf16", draft_weight_dtype: str = "bf16",
            max_num_batched_tokens: int = MAX_NUM_BATCHED_TOKENS, max_num_seqs: int = MAX_NUM_SEQS,
            kv_cache_dtype: str = "auto") -> MemoryBudget:

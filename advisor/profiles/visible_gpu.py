@@ -4,8 +4,9 @@
 (calibration/engine/memory.py).
 
 The GPU asked about is the one vLLM will use: the first of CUDA_VISIBLE_DEVICES (an index, a GPU-… UUID or a
-MIG-… UUID, as CUDA reads it), else NVML's device 0. NVML, not torch: torch would open a CUDA context in this
-process.
+MIG-… UUID, as CUDA reads it), else NVML's device 0; `read_all` gives the first N (the GPUs of a TP=N engine).
+NVML, not torch: torch would open a CUDA context in this process. The bindings are the `nvml` extra's
+(nvidia-ml-py, module pynvml); a caller holding others (vLLM's own copy) passes them as `nvml`.
 """
 
 from __future__ import annotations
@@ -37,55 +38,69 @@ class NvmlError(Exception):
     gives."""
 
 
-def visible_handle():
-    """NVML's handle of the first GPU CUDA_VISIBLE_DEVICES names (index or UUID), else device 0; InputError when
-    it hides every GPU."""
+def visible_handles(count: int = 1, nvml=None) -> list:
+    """NVML's handles of the first `count` GPUs CUDA_VISIBLE_DEVICES names (indices or UUIDs), else devices
+    0..count-1; InputError when it hides every GPU."""
+    nvml = nvml or pynvml
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        first = visible.split(",")[0].strip()
-        if not first or first.startswith("-"):
-            raise InputError(f"CUDA_VISIBLE_DEVICES={visible!r} hides every GPU; name one with --gpu")
-        if first.isdigit():
-            return pynvml.nvmlDeviceGetHandleByIndex(int(first))
-        return pynvml.nvmlDeviceGetHandleByUUID(first)  # GPU-… or MIG-…
-    return pynvml.nvmlDeviceGetHandleByIndex(0)
+    if visible is None:
+        return [nvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
+    names = [v.strip() for v in visible.split(",")][:count]
+    if not names[0] or names[0].startswith("-"):
+        raise InputError(f"CUDA_VISIBLE_DEVICES={visible!r} hides every GPU; name one with --gpu")
+    return [nvml.nvmlDeviceGetHandleByIndex(int(n)) if n.isdigit()
+            else nvml.nvmlDeviceGetHandleByUUID(n) for n in names]  # GPU-… or MIG-…
 
 
-def read() -> VisibleGpu | None:
-    """The visible GPU, or None without pynvml. NvmlError when NVML cannot describe it; InputError when
-    CUDA_VISIBLE_DEVICES hides every GPU."""
-    if pynvml is None:
+def visible_handle(nvml=None):
+    """NVML's handle of the GPU vLLM will use (the first visible one)."""
+    return visible_handles(1, nvml)[0]
+
+
+def read_all(count: int = 1, nvml=None) -> list[VisibleGpu] | None:
+    """The first `count` visible GPUs, or None without NVML bindings. NvmlError when NVML cannot describe them;
+    InputError when CUDA_VISIBLE_DEVICES hides every GPU."""
+    nvml = nvml or pynvml
+    if nvml is None:
         return None
     try:
-        pynvml.nvmlInit()
-        handle = visible_handle()
-        name = pynvml.nvmlDeviceGetName(handle)
-        memory = pynvml.nvmlDeviceGetMemoryInfo(handle)
-        return VisibleGpu(_text(name), int(memory.total), int(memory.free), _mig(handle), _driver())
-    except pynvml.NVMLError as exc:
+        nvml.nvmlInit()
+        gpus = []
+        for handle in visible_handles(count, nvml):
+            memory = nvml.nvmlDeviceGetMemoryInfo(handle)
+            gpus.append(VisibleGpu(_text(nvml.nvmlDeviceGetName(handle)), int(memory.total), int(memory.free),
+                                   _mig(handle, nvml), _driver(nvml)))
+        return gpus
+    except nvml.NVMLError as exc:
         raise NvmlError(str(exc)) from None
 
 
-def read_or_none() -> VisibleGpu | None:
-    """`read()`, or None whatever keeps NVML from answering (no pynvml, no driver, CUDA_VISIBLE_DEVICES hiding every
-    GPU or naming one NVML does not know): for callers that carry on without it."""
+def read(nvml=None) -> VisibleGpu | None:
+    """The visible GPU, or None without NVML bindings (see `read_all`)."""
+    gpus = read_all(1, nvml)
+    return None if gpus is None else gpus[0]
+
+
+def read_or_none(nvml=None) -> VisibleGpu | None:
+    """`read()`, or None whatever keeps NVML from answering (no bindings, no driver, CUDA_VISIBLE_DEVICES hiding
+    every GPU or naming one NVML does not know): for callers that carry on without it."""
     try:
-        return read()
+        return read(nvml)
     except Exception:
         return None
 
 
-def _mig(handle) -> bool:
+def _mig(handle, nvml) -> bool:
     try:
-        return bool(pynvml.nvmlDeviceIsMigDeviceHandle(handle))
-    except (pynvml.NVMLError, AttributeError):  # a driver or pynvml without MIG: a whole GPU
+        return bool(nvml.nvmlDeviceIsMigDeviceHandle(handle))
+    except (nvml.NVMLError, AttributeError):  # a driver or bindings without MIG: a whole GPU
         return False
 
 
-def _driver() -> str | None:
+def _driver(nvml) -> str | None:
     try:
-        return _text(pynvml.nvmlSystemGetDriverVersion())
-    except (pynvml.NVMLError, AttributeError):
+        return _text(nvml.nvmlSystemGetDriverVersion())
+    except (nvml.NVMLError, AttributeError):
         return None
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from advisor.errors import InputError
-from advisor.vllm import MAX_K
+from advisor.vllm import GPU_MEMORY_UTILIZATION, MAX_K
 
 
 class Strict(BaseModel):
@@ -103,7 +103,7 @@ class Deployment(Strict):
     draft: str | None = None  # draft model / EAGLE head (default: chosen as `recommend` does)
     method: str = "draft_model"  # any method `specadvisor list methods` models (resolve refuses the others)
     usd_per_gpu_hour: float | None = Field(None, ge=0)
-    gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
+    gpu_memory_utilization: float = Field(GPU_MEMORY_UTILIZATION, gt=0, le=1)
     # caps concurrency per replica; None: what `vllm serve` sets for the GPU's class (advisor.vllm.batch_defaults)
     max_num_seqs: int | None = Field(None, gt=0)
     calibration: str | None = None  # calibration profile from `specadvisor calibrate`, relative to the plan

@@ -4,7 +4,12 @@ Every point is one forward-step shape the advisor predicts with `advisor.model.c
   prefill  B prompts of q tokens, nothing cached                       -> prefill_time(B, q)
   decode   B sequences, 1 new token each, `steps` steps from context L  -> step_time(B, 1, L + 1 + (steps-1)/2)
   verify   B sequences, q new tokens each on L cached (q = k+1)         -> step_time(B, q, L), sampling one row per
-           sequence (to vLLM these are new requests whose prefix is cached; a decode-shaped batch only at q = 1)
+           sequence (to vLLM these are new requests whose prefix is cached; a decode-shaped batch only at q = 1);
+           on a GPU the target's q > 1 points are timed as vLLM verifies, a uniform decode of q tokens per sequence
+           (`uniform`: calibration/engine/uniform_verify.py), sampling every row
+Each measured point records the CUDA-graph mode its step ran in (`graph_mode`: engine/platform.py `step_graph_mode`),
+and the prediction follows it: a step run without graphs (the draft model on a GPU, as V2 runs its passes) pays no
+graph's floors.
 Decode and verify contexts come from one set of primed prefixes (B_max × L_max tokens prefilled once): the prefix
 cache serves any shorter prefix of them, so the grid pays for priming once instead of per point.
 """
@@ -22,6 +27,8 @@ from advisor.model.costmodel import prefill_time, step_time
 from advisor.model.enginecost import EngineCost
 from advisor.model.modelspec import ModelSpec
 from advisor.profiles import visible_gpu
+from calibration.engine.platform import nvml_bindings
+from calibration.engine.uniform_verify import uniform_verify
 
 KINDS = ("prefill", "decode", "verify")
 PLAN_BLOCK = 128  # contexts are multiples of this: whole KV blocks for vLLM's GPU (16) and CPU (128) defaults
@@ -38,6 +45,8 @@ class Point:
     batch: int  # sequences in the step, B
     new_tokens: int  # q: prompt length (prefill), 1 (decode), k+1 (verify)
     context: int  # tokens cached per sequence before the (first) step, L; a multiple of the KV block size
+    uniform: bool = False  # a verify point timed as a uniform decode of q tokens per sequence (see the docstring)
+    graph_mode: str = ""  # how vLLM ran its step: FULL, PIECEWISE or NONE ("": not recorded, profiles before)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -52,17 +61,22 @@ class Point:
     @property
     def admitted(self) -> bool:
         """Timed as the first step of freshly added requests (prefill, verify), not of running ones (decode)."""
-        return self.kind != "decode"
+        return not self.repeated
 
     @property
     def steps(self) -> int:
         """Engine steps one sample runs: a decode sample generates DECODE_STEPS + 1 tokens (a first step, then the
         timed ones whose mean period is the sample; vllm_engine.Engine.decode), every other kind one step."""
-        return DECODE_STEPS + 1 if self.kind == "decode" else 1
+        return DECODE_STEPS + 1 if self.repeated else 1
+
+    @property
+    def repeated(self) -> bool:
+        """Timed over DECODE_STEPS steps of running sequences: decode, and a uniform verification."""
+        return self.kind == "decode" or self.uniform
 
     def model_context(self) -> float:
         """The context `step_time` is evaluated at: decode averages over its timed steps."""
-        return self.context + 1 + (DECODE_STEPS - 1) / 2 if self.kind == "decode" else float(self.context)
+        return self.context + 1 + (DECODE_STEPS - 1) / 2 if self.repeated else float(self.context)
 
 
 def predict(model: ModelSpec, cost: EngineCost, points: list[Point], chunk_tokens: int, tp: int = 1) -> np.ndarray:
@@ -74,11 +88,13 @@ def predict(model: ModelSpec, cost: EngineCost, points: list[Point], chunk_token
     q = np.array([p.new_tokens for p in points], dtype=float)
     context = np.array([p.model_context() for p in points])
     is_prefill = np.array([p.kind == "prefill" for p in points])
-    is_decode = np.array([p.kind == "decode" for p in points])
+    repeated = np.array([p.repeated for p in points])
+    graphs = np.array([p.graph_mode != "NONE" for p in points])
     # a verify point is B new requests of q tokens on a cached prefix: logits at their last positions, and a uniform
-    # decode-shaped batch (one CUDA graph) only when q = 1 (vLLM's uniform_decode_query_len without speculation)
-    step = np.where(is_decode, step_time(model, cost, batch, q, context, tp),
-                    np.where(q == 1, step_time(model, cost, batch, q, context, tp, sampled=batch),
+    # decode-shaped batch (one CUDA graph) only when q = 1 (vLLM's uniform_decode_query_len without speculation);
+    # a uniform verification is decode-shaped at q, every row sampled
+    step = np.where(repeated, step_time(model, cost, batch, q, context, tp, uniform=graphs),
+                    np.where(q == 1, step_time(model, cost, batch, q, context, tp, sampled=batch, uniform=graphs),
                              step_time(model, cost, batch, q, context, tp, sampled=batch, uniform=False)))
     return np.where(is_prefill, prefill_time(model, cost, batch, q, tp, chunk_tokens=chunk_tokens), step)
 
@@ -160,9 +176,16 @@ def measure(engine, point: Point, prefixes: list[list[int]], repeats: int, rng: 
         return [engine.prefill([rng.integers(10, engine.vocab_size, point.new_tokens).tolist()
                                 for _ in range(point.batch)]) for _ in range(repeats)]
     mine = [p[:point.context] for p in prefixes[:point.batch]]
+    if point.uniform:
+        return uniform_verify(engine, mine[0], point.batch, DECODE_STEPS, repeats, rng)
     if point.kind == "decode":
         return engine.decode(mine, DECODE_STEPS, repeats, prime=False)
     return engine.verify(mine, point.new_tokens, repeats, prime=False)
+
+
+def point_of(m) -> Point:
+    """The Point of a profile's Measurement."""
+    return Point(m.kind, m.batch, m.new_tokens, m.context, m.uniform, m.graph_mode)
 
 
 def warm_up(engine, rng: np.random.Generator) -> None:
@@ -181,7 +204,7 @@ def system_info() -> dict:
     info = {"platform": platform.platform(), "python": platform.python_version(), "cpu": _cpu_model(),
             "cpu_count": os.cpu_count(), "load_average_1m": os.getloadavg()[0],  # others' load skews timings
             "gpu": None, "driver": None}  # a CPU run, unless NVML names a GPU
-    gpu = visible_gpu.read_or_none()
+    gpu = visible_gpu.read_or_none(nvml_bindings())  # the extra's NVML, else vLLM's own copy
     if gpu is not None:
         info.update(gpu=gpu.name, driver=gpu.driver, gpu_memory_bytes=gpu.memory_bytes, gpu_mig=gpu.mig)
     try:

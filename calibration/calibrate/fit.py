@@ -30,11 +30,12 @@ from scipy.optimize import least_squares
 
 from advisor.errors import InputError
 from advisor.model.enginecost import Calibrated, EngineCost, calibrated_fields
+from advisor.model.kernels import DENSE_LAYER_KERNELS
 from advisor.model.modelspec import ModelSpec
+from advisor.profiles.catalog import load_hardware
 from calibration.calibrate import allreduce, bench
 from calibration.calibrate import profile_file as prof
-from calibration.calibrate.bench import Point, predict
-from calibration.calibrate.measure import point_of
+from calibration.calibrate.bench import Point, point_of, predict
 from calibration.calibrate.rounds import point_times
 
 MAX_HELDOUT_MEDIAN_ERROR = 0.15  # refuse to save a fit that misses unseen shapes by more than this (median)
@@ -104,9 +105,29 @@ def unfitted(cpu: bool) -> dict[str, str]:
             + f.how.unseen for f in FITTED if f.how.unseen}
 
 
-def held_fixed(cpu: bool) -> dict[str, float]:
-    """Values the fit holds instead of solving for them: CPU values where a parameter does not apply there."""
-    return {f.name: f.how.cpu for f in FITTED if f.how.unseen and cpu and f.how.cpu is not None}
+def datasheet(hardware: str | None) -> EngineCost | None:
+    """The datasheet costs of a calibration's hardware profile; None when it names none shipped."""
+    try:
+        return EngineCost.from_datasheet(load_hardware(hardware)) if hardware else None
+    except InputError:
+        return None
+
+
+def norm_floor(hardware: str | None) -> float:
+    """Seconds the cost model charges one RMSNorm on `hardware` (a small kernel's floor: layer_floor_graph over a dense
+    layer's kernels); 0 where it is not known."""
+    cost = datasheet(hardware)
+    return 0.0 if cost is None else cost.layer_floor_graph / DENSE_LAYER_KERNELS
+
+
+def held_fixed(cpu: bool, hardware: str | None = None) -> dict[str, float]:
+    """Values the fit holds instead of solving for them (the fields the grid does not identify): CPU values where a
+    parameter does not apply there; on a GPU the datasheet's values for its `hardware` profile (kernel floors scaled
+    by its generation: EngineCost.from_datasheet), not the field defaults, which are Hopper's."""
+    if cpu:
+        return {f.name: f.how.cpu for f in FITTED if f.how.unseen and f.how.cpu is not None}
+    cost = datasheet(hardware)  # None: a profile naming hardware no longer shipped keeps the field defaults
+    return {} if cost is None else {f.name: getattr(cost, f.name) for f in FITTED if f.how.unseen}
 
 
 def measured_time(model: ModelSpec, cost: EngineCost, admission: tuple[float, float], points: list[Point],
@@ -198,7 +219,7 @@ def fit_profile(profile: prof.Profile, specs: dict, path: Path | None = None) ->
     problems = []
     cpu = not profile.device.get("gpu")
     tp = int(profile.settings.get("tensor_parallel_size", 1))
-    fixed = held_fixed(cpu)
+    fixed = held_fixed(cpu, profile.hardware)
     if tp > 1:
         try:
             fixed.update(_allreduce_fit(profile))
@@ -249,7 +270,7 @@ def _allreduce_fit(profile: prof.Profile) -> dict[str, float]:
     if block is None or any(not p.samples for p in block.points):
         raise FitError("the all-reduce was not measured")
     try:
-        fit = allreduce.fit_block(block.model_dump())
+        fit = allreduce.fit_block(block.model_dump(), norm_floor(profile.hardware))
     except ValueError as exc:
         raise FitError(str(exc)) from None
     block.fit = prof.AllReduceFitted(allreduce_latency=fit.allreduce_latency, link_bandwidth=fit.link_bandwidth,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 
 from calibration.calibrate import bench
+from calibration.calibrate.budget import START_SECONDS_CPU, START_SECONDS_GPU, engine_starts
 from calibration.calibrate.fit import MIN_HELD_OUT, MIN_TRAINING_POINTS
 
 
@@ -73,10 +74,13 @@ def resized(largest: Grid, models: dict, cost, repeats: int, budget: float, rati
     return grid, seconds * ratio
 
 
-def describe(grid: Grid, models: dict, seconds: float, repeats: int, min_seconds: float, basis: str) -> str:
+def describe(grid: Grid, models: dict, seconds: float, repeats: int, min_seconds: float, basis: str,
+             gpu: bool = False) -> str:
     more = f", more until each model has been measured for {min_seconds:.0f} s" if min_seconds > 0 else ""
-    lines = [f"calibration grid: {repeats} rounds{more}; about {seconds:.0f} s of engine time (estimated from "
-             f"{basis}; engine start-up not included)"]
+    starts = engine_starts({role: grid.points(role) for role in models}, gpu)
+    start_s = START_SECONDS_GPU if gpu else START_SECONDS_CPU
+    lines = [f"calibration grid: {repeats} rounds{more}; about {seconds:.0f} s of measuring (estimated from "
+             f"{basis}) + {starts} engine starts at ~{start_s:.0f} s: about {seconds + starts * start_s:.0f} s in all"]
     if grid.tensor_parallel_size > 1:
         lines.append(f"  tensor parallel size {grid.tensor_parallel_size} (vLLM's multiprocess executor); first, "
                      "vLLM's all-reduce timed in the target's workers from 1 to the largest step's tokens")

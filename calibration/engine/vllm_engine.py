@@ -34,6 +34,7 @@ from calibration.engine.platform import device_name, engine_env, on_cpu, resolve
 # Methods of the class vLLM mixes into the workers (arguments.ALLREDUCE_WORKER), called by name
 ALLREDUCE_METHOD = "specadvisor_time_allreduce"
 BACKENDS_METHOD = "specadvisor_attention_backends"
+GRAPHS_METHOD = "specadvisor_cudagraph_mode"
 
 
 class EngineError(InputError):
@@ -79,7 +80,7 @@ class Engine:
     tensor_parallel_size: int = 1  # worker processes the model is split over (vLLM's multiprocess executor when > 1)
     env: dict[str, str] = field(default_factory=dict)  # environment this layer set for vLLM's start (CPU binding)
     vllm_config: dict = field(default_factory=dict)  # what vLLM resolved (platform.resolved_config): runner, async...
-    free_at_start: tuple[int, int] | None = None  # (free, total) device bytes before it started; None on a CPU
+    free_at_start: tuple[int, ...] | None = None  # free bytes of each of its GPUs before it started; None on a CPU
     _ids: count = field(default_factory=count)
 
     # --- generic use (validate, acceptance measure) ------------------------------------------------------
@@ -203,7 +204,7 @@ class Engine:
             engine.engine_core.shutdown()
         self.llm = None
         if self.free_at_start is not None:  # the next engine's start checks free >= utilization × total
-            wait_for_memory(self.free_at_start[0], free_bytes)
+            wait_for_memory(self.free_at_start, lambda: free_bytes(len(self.free_at_start)))
 
     def __enter__(self) -> "Engine":
         return self
@@ -233,9 +234,10 @@ def open_engine(model: str | Path, **kwargs: Any) -> Engine:
     cpu = on_cpu()
     for key, value in engine_env(cpu).items():  # the user's own values win
         os.environ.setdefault(key, value)
-    memory = None if cpu else device_memory()
-    if memory is not None:  # (free, total) of the GPU: its class sets vllm serve's batch limits
-        kwargs.setdefault("serve_limits", batch_defaults(memory[1] / 1024**3, device_name() or "", server=True))
+    limits = None if cpu else serve_limits()
+    if limits is not None:
+        kwargs.setdefault("serve_limits", limits)
+    free_before = None if cpu else free_bytes(int(kwargs.get("tensor_parallel_size", 1)))
     args, env = engine_arguments(model, cpu=cpu, **kwargs)
     try:
         with scoped_env(env):  # the engine-core process and its workers are spawned in here
@@ -248,13 +250,30 @@ def open_engine(model: str | Path, **kwargs: Any) -> Engine:
     ran = resolved_config(config)
     if args.get("worker_extension_cls") == ALLREDUCE_WORKER:
         ran["attention_backend"] = _attention_backends(llm) or ran["attention_backend"]
+        ran.update(worker_graphs(llm))
     return Engine(llm=llm, model=str(model), engine_args=args, dtype=str(config.model_config.dtype).removeprefix("torch."),
                   block_size=int(config.cache_config.block_size),
                   kv_capacity_tokens=int(config.cache_config.num_gpu_blocks or 0) * int(config.cache_config.block_size),
                   max_num_batched_tokens=int(config.scheduler_config.max_num_batched_tokens),
                   max_num_seqs=int(config.scheduler_config.max_num_seqs), vllm_version=vllm.__version__,
                   tensor_parallel_size=int(config.parallel_config.tensor_parallel_size), env=env,
-                  vllm_config=ran, free_at_start=memory)
+                  vllm_config=ran, free_at_start=free_before)
+
+
+def serve_limits() -> tuple[int, int] | None:
+    """`vllm serve`'s (max_num_batched_tokens, max_num_seqs) on the visible GPU, whose memory class sets them (the
+    offline LLM class would take its own); None when NVML cannot read the GPU's memory."""
+    memory = device_memory()
+    return None if memory is None else batch_defaults(memory[1] / 1024**3, device_name() or "", server=True)
+
+
+def worker_graphs(llm) -> dict:
+    """The CUDA-graph mode (and largest captured size) rank 0's worker runs, which can differ from the front end's
+    config (the worker resolves it against its attention backends); {} when the workers cannot say."""
+    try:
+        return dict(llm.collective_rpc(GRAPHS_METHOD)[0])
+    except Exception:  # an executor without RPC, a worker without the extension: the front end's record stays
+        return {}
 
 
 def _attention_backends(llm) -> str | None:

@@ -18,6 +18,7 @@ A point that fails (engine crash, fewer tokens than asked) is recorded with its 
 from __future__ import annotations
 
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -32,6 +33,7 @@ from calibration.measure_acceptance import delta, snapshot_counts
 from calibration.validation.grid import SYNC_BASELINE, Grid, Run, is_baseline
 
 WARM_UP_SEED_OFFSET = 1  # the warm-up's prompts come from seed + 1 (see round_seed)
+WARM_UP_TOKENS = 8  # tokens each warm-up shape generates: a prefill and a few decode steps
 
 
 def prompts_for(batch: int, prompt_len: int, vocab: int, seed: int) -> list[list[int]]:
@@ -128,12 +130,16 @@ def _measure_engine(opener: Callable, pair: TestPair, method: str, scale: float 
                     out: Measured, progress: Callable[[str], None], pass_index: int) -> list[Run]:
     label = f"{method}" + (f" scale {scale:g}" if scale is not None else "") + (f" k={k}" if k else "")
     progress(f"starting {label}" + (f" (pass {pass_index + 1} of {grid.passes})" if grid.passes > 1 else ""))
+    began = time.monotonic()
     try:
         sync = {"async_scheduling": False} if method == SYNC_BASELINE else {}
         engine = opener(pair.target_dir, spec_config(method, pair, k), **sync)
     except Exception as exc:  # a failed start voids this engine's points, not the run
         return [Run(method, scale, k, *shape, error=f"engine failed to start: {_one_line(exc)}",
                     pass_index=pass_index, repeat=i) for i in range(grid.repeats) for shape in grid.shapes()]
+    # each engine's start, which dominates a GPU run's time (15-75 s: torch.compile, CUDA-graph capture)
+    started = label + (f" (pass {pass_index + 1})" if pass_index else "")
+    out.engine.setdefault("startup_seconds", {})[started] = round(time.monotonic() - began, 1)
     try:
         if method == "baseline" and not out.engine.get("args"):
             out.engine.update(args={a: str(v) for a, v in engine.engine_args.items()}, dtype=engine.dtype,
@@ -148,10 +154,13 @@ def _measure_engine(opener: Callable, pair: TestPair, method: str, scale: float 
 
 def measure_engine(engine, method: str, scale: float | None, k: int, grid: Grid, vocab: int,
                    progress: Callable[[str], None] = lambda _: None) -> list[Run]:
-    """Every shape of the grid on one started engine, after a warm-up (the first generate pays one-off costs),
-    `grid.repeats` rounds over the shapes. Each round has its own prompts (the same on every engine), so no
-    round finds the previous one's prompts in the prefix cache."""
-    engine.generate(prompts_for(2, 16, vocab, WARM_UP_SEED_OFFSET + grid.seed), 8)
+    """Every shape of the grid on one started engine, after a warm-up, `grid.repeats` rounds over the shapes. The
+    warm-up runs every (batch, prompt length) of the grid once, briefly: a shape's first generate pays one-off costs
+    (kernels compiled or tuned for its sizes, buffers grown) that one warm-up shape would leave in the measured point
+    of every other. Each round has its own prompts (the same on every engine), so no round finds the previous one's
+    prompts in the prefix cache."""
+    for batch, prompt_len in sorted({shape[:2] for shape in grid.shapes()}):
+        engine.generate(prompts_for(batch, prompt_len, vocab, WARM_UP_SEED_OFFSET + grid.seed), WARM_UP_TOKENS)
     runs = []
     for repeat in range(grid.repeats):
         for shape in grid.shapes():

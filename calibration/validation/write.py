@@ -73,7 +73,8 @@ def validate_command(*, out: str, scales: str, ks: str, batches: str, prompt_len
     if from_json is not None:
         grid, measured, meta = read_measurements(from_json)
         if more_passes or resume:
-            grid, measured, meta = measure_more(grid, measured, meta, more_passes, out_dir)
+            share = gpu_memory_utilization or meta.get("gpu_memory_utilization")  # as the interrupted run had it
+            grid, measured, meta = measure_more(grid, measured, meta, more_passes, out_dir, share)
     else:
         grid = Grid(scales=parse_list(scales, "--scales", float), ks=parse_list(ks, "--ks"),
                     batches=parse_list(batches, "--batches"), prompt_lens=parse_list(prompt_lens, "--prompt-lens"),
@@ -89,9 +90,12 @@ def validate_command(*, out: str, scales: str, ks: str, batches: str, prompt_len
         device = device_info()
         measured = run_grid(grid, progress=_progress, gpu_memory_utilization=gpu_memory_utilization,
                             saved=lambda m: _write_measurements(out_dir, grid, m.runs, {
-                                "engine": m.engine, "measured": _now(), "device": device, "partial": True}))
+                                "engine": m.engine, "measured": _now(), "device": device, "partial": True,
+                                **({"gpu_memory_utilization": gpu_memory_utilization}
+                                   if gpu_memory_utilization else {})}))
         meta = {"engine": measured.engine, "measured": _now(), "device": device,
-                "load_average": {"before": load_before, "after": os.getloadavg()}}
+                "load_average": {"before": load_before, "after": os.getloadavg()},
+                **({"gpu_memory_utilization": gpu_memory_utilization} if gpu_memory_utilization else {})}
         _write_measurements(out_dir, grid, measured.runs, meta)
         return write_report(out_dir, grid, measured.runs, costs, meta)
     return write_report(out_dir, grid, measured.runs, grid_costs(grid, calibration), meta)
@@ -104,11 +108,12 @@ def sync_ngram() -> bool:
     return async_scheduling_default(None, cpu=cpu) != async_scheduling_default("ngram", cpu=cpu)
 
 
-def measure_more(grid: Grid, measured: Measured, meta: dict, more: int, out_dir: Path) -> tuple[Grid, Measured, dict]:
+def measure_more(grid: Grid, measured: Measured, meta: dict, more: int, out_dir: Path,
+                 gpu_memory_utilization: float | None = None) -> tuple[Grid, Measured, dict]:
     """Measure what an earlier run of this grid lacks: the engines an interruption left out, then `more` passes
     on top, numbered on from the earlier ones and alternating direction as if they had run in one go (the same
-    pairs and prompts: same seed). When they ran is logged in meta["more_passes"]: a machine that changed in
-    between shows as a larger pass spread."""
+    pairs and prompts: same seed), each engine taking `gpu_memory_utilization` of the GPU. When they ran is logged
+    in meta["more_passes"]: a machine that changed in between shows as a larger pass spread."""
     grid = replace(grid, passes=grid.passes + more)
     load_before, device = os.getloadavg(), device_info()
 
@@ -118,7 +123,7 @@ def measure_more(grid: Grid, measured: Measured, meta: dict, more: int, out_dir:
         return {**meta, "engine": meta.get("engine") or m.engine,
                 "more_passes": [*meta.get("more_passes", []), *([entry] if engines else [])]}
 
-    new = run_grid(grid, progress=_progress, before=measured.runs,
+    new = run_grid(grid, progress=_progress, before=measured.runs, gpu_memory_utilization=gpu_memory_utilization,
                    saved=lambda m: _write_measurements(out_dir, grid, m.runs, {**with_log(m), "partial": True}))
     meta = with_log(new, load_average={"before": load_before, "after": os.getloadavg()})
     _write_measurements(out_dir, grid, new.runs, meta)
@@ -174,7 +179,8 @@ def read_measurements(path: str) -> tuple[Grid, Measured, dict]:
         raise InputError(f"{path} is not a specadvisor validation.json")
     grid = Grid(**{k: tuple(v) if isinstance(v, list) else v for k, v in doc["grid"].items()})
     runs = [Run(**{**r, "per_position": tuple(r["per_position"])}) for r in doc["runs"]]
-    meta = {k: doc[k] for k in ("engine", "measured", "device", "load_average", "more_passes") if k in doc}
+    meta = {k: doc[k] for k in ("engine", "measured", "device", "load_average", "more_passes", "gpu_memory_utilization")
+            if k in doc}
     return grid, Measured(runs=runs), meta
 
 

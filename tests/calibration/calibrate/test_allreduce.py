@@ -91,3 +91,18 @@ def test_profiles_from_before_the_timing_path_still_load():
     block = prof.AllReduce.model_validate({"tensor_parallel_size": 2, "points": [
         {"tokens": 1, "bytes": 2048, "samples": [1e-5]}]})
     assert block.points[0].timed == "eager"
+
+
+def test_a_fused_sizes_norm_is_not_counted_twice():
+    """The fused kernel's time includes an RMSNorm the cost model charges on its own: fitted without it."""
+    from calibration.calibrate.fit import norm_floor
+
+    norm = norm_floor("h100-sxm")
+    assert norm == pytest.approx(28e-6 / 6)
+    block = {"tensor_parallel_size": 2, "points": [
+        {"tokens": 1, "bytes": 1000, "samples": [11e-6 + norm], "timed": "fused"},
+        {"tokens": 10, "bytes": 10000, "samples": [20e-6 + norm], "timed": "fused"},
+        {"tokens": 90, "bytes": 90000, "samples": [100e-6], "timed": "graph"}]}
+    fit = fit_block(block, norm)
+    assert fit.allreduce_latency == pytest.approx(10e-6, rel=1e-6)
+    assert fit.link_bandwidth == pytest.approx(1e9, rel=1e-6)

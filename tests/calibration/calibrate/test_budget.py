@@ -1,6 +1,9 @@
 """The grid keeps to --budget-seconds by what the engine measures: a model far slower than planned gets a smaller
 grid after its first points, said on stderr with the time it will take. Driven by a stand-in engine whose every
-step takes 20x the planned time (the samples are what it returns: no engine, no waiting)."""
+step takes 20x the planned time (the samples are what it returns, and the clock measure.py reads moves by as much:
+no engine, no waiting)."""
+
+import types
 
 
 import pytest
@@ -15,7 +18,10 @@ SLOWER = 20.0
 
 
 class SlowEngine:
-    """What measure.py asks of an Engine; each timing is SLOWER × the cost model's own prediction."""
+    """What measure.py asks of an Engine; each timing is SLOWER × the cost model's own prediction, and takes that
+    long on `clock` (every step of it)."""
+
+    clock = [0.0]
 
     vocab_size, block_size, kv_capacity_tokens, tensor_parallel_size = 256, 16, 0, 1
     max_num_batched_tokens, max_num_seqs, dtype, vllm_version = 8192, 256, "bfloat16", "0.32.0"
@@ -26,7 +32,9 @@ class SlowEngine:
 
     def _time(self, kind, batch, new, context):
         point = bench.Point(kind, batch, new, context)
-        return SLOWER * float(bench.predict(self.spec, self.cost, [point], self.max_num_batched_tokens)[0])
+        seconds = SLOWER * float(bench.predict(self.spec, self.cost, [point], self.max_num_batched_tokens)[0])
+        self.clock[0] += seconds * point.steps
+        return seconds
 
     def generate(self, prompts, max_tokens, *args, **kwargs):
         return []
@@ -51,7 +59,8 @@ def test_a_slow_model_gets_a_grid_resized_to_the_budget(tmp_path, monkeypatch, c
     target, draft = write_model_dir(tmp_path / "t", TINY_TARGET), write_model_dir(tmp_path / "d", TINY_DRAFT)
     cost, _ = machine.planning_cost("cpu", on_cpu=True)
     specs = {str(target): load_model(str(target)), str(draft): load_model(str(draft))}
-    monkeypatch.setattr(measure, "_open", lambda source, *a: SlowEngine(specs[source], cost))
+    monkeypatch.setattr(measure, "_open", lambda source, *a, **options: SlowEngine(specs[source], cost))
+    monkeypatch.setattr(measure, "time", types.SimpleNamespace(monotonic=lambda: SlowEngine.clock[0]))
     monkeypatch.setattr("calibration.calibrate.run.detect_hardware", lambda gpu: ("cpu", {"gpu": None}))
     monkeypatch.setattr("calibration.calibrate.run.planning_cost", lambda hw, on_cpu: (cost, "a test cost"))
     monkeypatch.setattr("calibration.calibrate.run.fit_profile", lambda *a: None)  # the fit is not under test
@@ -90,13 +99,26 @@ def test_the_ratio_waits_for_enough_points():
 
 
 def test_the_ratio_of_a_run_at_a_fixed_slowdown_is_that_slowdown(llama8b):
-    """Samples are per step (a decode sample is its steps' mean period); the plan is per sample (`sample_seconds`):
-    a run measured at exactly 3x every step's prediction reads 3x, decode points included."""
+    """The ratio is wall clock against the plan (`sample_seconds`), as --budget-seconds counts: the engine clock's
+    step times leave out the host's work around them. Steps that the engine times at their prediction but that took
+    3x the planned wall time to measure read 3x, decode points included."""
     from calibration.calibrate.machine import CPU_PLANNING_COST as cost
 
     points = Grid(max_batch=4, max_context=256, max_k=3, dummy_weights=True, seed=0).points("target")
     steps = bench.predict(llama8b, cost, points, bench.PLAN_CHUNK)
     run = prof.ModelRun(name="t", source="t", arch={}, config={}, chunk_tokens=bench.PLAN_CHUNK, points=[
         {"kind": p.kind, "batch": p.batch, "new_tokens": p.new_tokens, "context": p.context, "heldout": False,
-         "samples": [3.0 * float(t)]} for p, t in zip(points, steps)])
+         "samples": [float(t)]} for p, t in zip(points, steps)])
+    run.engine_seconds = 3.0 * float(bench.sample_seconds(llama8b, cost, points, bench.PLAN_CHUNK).sum())
     assert any(p.kind == "decode" for p in points) and budget.time_ratio(run, llama8b, cost) == pytest.approx(3.0)
+
+
+def test_the_estimate_counts_engine_starts(llama8b):
+    """A GPU calibration of a pair starts the target, one engine per uniform verification width and the draft."""
+    from calibration.calibrate.grid import describe
+
+    grid = Grid(max_batch=4, max_context=256, max_k=3, dummy_weights=True, seed=0)
+    text = describe(grid, {"target": llama8b, "draft": llama8b}, 100.0, 3, 0.0, "a test", gpu=True)
+    assert f"+ 6 engine starts at ~{budget.START_SECONDS_GPU:.0f} s: about {100 + 6 * budget.START_SECONDS_GPU:.0f}" \
+        " s in all" in text
+    assert "+ 2 engine starts" in describe(grid, {"target": llama8b, "draft": llama8b}, 100.0, 3, 0.0, "a test")

@@ -64,7 +64,7 @@ def test_out_of_memory_messages_say_what_to_lower():
                     "which is larger than the available KV cache memory (2 GiB).")
     assert "ran out of memory" in start_failure("m", kv) and "--max-context" in start_failure("m", kv)
     core = RuntimeError("Engine core initialization failed. See root cause above. Failed core proc(s): {}")
-    assert "printed above" in start_failure("m", core)
+    assert "printed above" in start_failure("m", core) and "--gpu-memory-utilization" in start_failure("m", core)
 
 
 @pytest.mark.engine

@@ -143,3 +143,35 @@ def test_an_engine_that_fails_to_start_is_recorded_not_raised(tmp_path):
                    opener=lambda model, spec: open_engine(broken, speculative_config=spec, skip_tokenizer_init=True))
     assert [r.method for r in out.runs] == ["baseline", "draft_model", "ngram", "baseline"]
     assert all(r.error.startswith("engine failed to start: ") for r in out.runs)
+
+
+def test_each_shape_is_warmed_up_and_each_start_timed(tmp_path):
+    """Every (batch, prompt length) runs once before any is measured, so no measured point carries a shape's first-use
+    costs; each engine's start-up seconds are recorded."""
+    from calibration.engine.vllm_engine import Completion
+
+    class Recorder:
+        engine_args, dtype, vllm_version, vllm_config = {}, "bfloat16", "0.32.0", {}
+
+        def __init__(self):
+            self.calls = []
+
+        def generate(self, prompts, max_tokens, *args, **kwargs):
+            self.calls.append((len(prompts), len(prompts[0]), max_tokens))
+            return [Completion(len(p), (1,) * max_tokens, 0, 0.0, 0.01, 0.02, 0) for p in prompts]
+
+        def metrics(self):
+            return {}
+
+        def close(self):
+            pass
+
+    engines = []
+    grid = Grid(scales=(0.1,), ks=(1,), batches=(1, 4), prompt_lens=(8, 32), out_lens=(4,), ngram=False,
+                baseline_twice=False)
+    out = run_grid(grid, tmp_path / "pairs", opener=lambda model, spec, **kw: engines.append(Recorder()) or engines[-1])
+    shapes = {(b, p) for b in (1, 4) for p in (8, 32)}
+    for engine in engines:
+        assert {(b, p) for b, p, _ in engine.calls[:4]} == shapes  # all warmed up before the first measured point
+        assert [c[2] for c in engine.calls[4:]] == [4] * 4
+    assert set(out.engine["startup_seconds"]) == {"baseline", "draft_model scale 0.1 k=1"}

