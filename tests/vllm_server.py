@@ -135,7 +135,7 @@ class Bench:
                    "--ready-check-timeout-sec", str(int(READY_TIMEOUT_S)),
                    "--save-result", "--result-dir", str(out.parent), "--result-filename", out.name]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                        env={**os.environ, **ENV})
+                                        env={**os.environ, **server_env()})
 
     def stop(self) -> None:
         """End it if it still runs (a failed wait elsewhere must not leave it behind)."""
@@ -164,7 +164,7 @@ def bench_latency(model: Path, out: Path, extra: list[str] = ()) -> Path:
                "--max-model-len", "512", "--enforce-eager", "--distributed-executor-backend", "uni",
                "--output-json", str(out), *extra]
     done = subprocess.run(command, capture_output=True, text=True, timeout=BENCH_TIMEOUT_S,
-                          env={**os.environ, **ENV, "SAVE_TO_PYTORCH_BENCHMARK_FORMAT": "1"})
+                          env={**os.environ, **server_env(), "SAVE_TO_PYTORCH_BENCHMARK_FORMAT": "1"})
     if done.returncode != 0 or not out.is_file():
         raise RuntimeError(f"vllm bench latency failed ({done.returncode}):\n{done.stdout[-3000:]}\n"
                            f"{done.stderr[-3000:]}")
