@@ -99,15 +99,18 @@ def scenario_command(func):
     # The command's own annotations may name Scenario only for type checkers; it is never a CLI parameter.
     hints = typing.get_type_hints(func, localns={"Scenario": object})
     own = [p.replace(annotation=hints.get(p.name, p.annotation))
-           for p in inspect.signature(func).parameters.values() if p.name != "scenario"]
+           for p in inspect.signature(func).parameters.values() if p.name not in ("scenario", "scenario_flags")]
     clash = SCENARIO_NAMES & {p.name for p in own}
     if clash:
         raise TypeError(f"{func.__name__}: parameters {sorted(clash)} are scenario flags already")
     params = [*SCENARIO_OPTIONS, *(p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own)]
+    wants_flags = "scenario_flags" in inspect.signature(func).parameters
 
     @functools.wraps(func)
     def command(**kwargs):
         flags = {name: kwargs.pop(name) for name in SCENARIO_NAMES}
+        if wants_flags:  # the flags as typed, for what a Scenario does not keep (e.g. a limit left to vLLM)
+            kwargs["scenario_flags"] = dict(flags)
         return func(scenario=build_from_options(**flags), **kwargs)
 
     command.__signature__ = inspect.Signature(params)
