@@ -35,6 +35,9 @@ def _flags(func) -> tuple[dict, dict] | None:
     flags, values = {}, {}
     for p in inspect.signature(func).parameters.values():
         info, convert = p.default, _converter(p.annotation)
+        if type(info).__name__ == "OptionInfo" and p.annotation is bool and info.default is False:
+            values[p.name] = False  # an off switch: given, it is not in `flags`, and typer parses the line
+            continue
         if type(info).__name__ != "OptionInfo" or convert is None:
             return None
         decls = [d for d in (info.param_decls or ()) if d.startswith("--")] or ["--" + p.name.replace("_", "-")]
