@@ -19,7 +19,7 @@ from advisor.model import memory
 from advisor.model.costmodel import draft_pass, prefill_time
 from advisor.model.costmodel import pnorm
 from advisor.model.deployment import Deployment
-from advisor.model.scale import (DP_SYNC_ACROSS_NODES_S, DP_SYNC_IN_NODE_S, RankShape, padded_batch,
+from advisor.model.scale import (DBO_OVERLAP, DP_SYNC_ACROSS_NODES_S, DP_SYNC_IN_NODE_S, RankShape, padded_batch,
                                  rank_weight_bytes, target_step)
 from advisor.model.speculative import Setup
 from advisor.scenario import Scenario
@@ -63,7 +63,7 @@ class ScaleAdvice:
         return self.rows[k]
 
 
-def shape_of(d: Deployment, s: Scenario) -> RankShape:
+def shape_of(d: Deployment, s: Scenario, dbo_overlap: float = DBO_OVERLAP) -> RankShape:
     """The rank's view of the deployment. An MoE target at DP > 1 shares its experts over tp × dp GPUs, with EP or
     not (vLLM shards MoE layers over TP × DP: `ParallelConfig.data_parallel_size`); a dense one with DP runs
     independent replicas (`reconfigure_for_independent_dp_rank`): no sharing, no all-to-all, no lock-step."""
@@ -73,7 +73,7 @@ def shape_of(d: Deployment, s: Scenario) -> RankShape:
     sync = 0.0 if shared == 1 else (DP_SYNC_ACROSS_NODES_S if d.nodes > 1 else DP_SYNC_IN_NODE_S)
     return RankShape(tp=d.tensor_parallel_size, ep_ranks=shared, group=group, gpus_per_node=d.gpus_per_node,
                      backend=d.all2all_backend, dbo=d.enable_dbo, dbo_threshold=DBO_DECODE_TOKEN_THRESHOLD,
-                     dp_sync=sync)
+                     dp_sync=sync, dbo_overlap=dbo_overlap)
 
 
 def iteration(setup: Setup, shape: RankShape, k, batch, context) -> np.ndarray:
@@ -118,7 +118,8 @@ def _hidden(setup: Setup, shape: RankShape, gpu, host, drafted: bool) -> np.ndar
     return pnorm(gpu, host, cost.floor_exponent) - gpu
 
 
-def advise_scale(s: Scenario, d: Deployment) -> ScaleAdvice:
+def advise_scale(s: Scenario, d: Deployment, dbo_overlap: float = DBO_OVERLAP) -> ScaleAdvice:
+    """The answer at scale; `dbo_overlap` other than the fitted one: only for fitting it."""
     setup, acc = s.setup, s.acceptance
     if d.enable_expert_parallel and setup.target.moe_layers == 0:
         raise InputError(f"--enable-expert-parallel needs a mixture-of-experts target; {setup.target.name} is dense")
@@ -129,7 +130,7 @@ def advise_scale(s: Scenario, d: Deployment) -> ScaleAdvice:
     # a prompt's prefill with the scenario's own token budget: under PD the prefill instance runs its own config
     prefill = float(prefill_time(setup.target, setup.target_cost, 1, s.prompt_len, setup.tp))
     setup = replace(setup, target_cost=replace(setup.target_cost, max_num_batched_tokens=cap))
-    shape = shape_of(d, s)
+    shape = shape_of(d, s, dbo_overlap)
     ks = np.arange(0, max(K_TABLE, s.k or 0) + 1)
     per_alpha = [s.tokens_per_step(ks), *(s.tokens_per_step(ks, alpha) for alpha in (acc.low, acc.high))]
     moe = setup.target.moe_layers > 0

@@ -1,8 +1,12 @@
 """The advisor at scale against the per-GPU decode throughput rows of scale-notes.md §2.4 whose setup it can
-express (no MTP in any of them: k = 0, the baseline speculation is compared against). Nothing is fitted to these
-rows: the all-to-all link is fitted to DeepEP's kernel table only (`advisor.model.scale.DEEPEP_LL`), the GPUs'
-rates are their datasheet defaults, so every row is held out. `python benchmarks/scale_rows.py` prints the table
-that docs/scale.md quotes."""
+express (DeepSeek-V3 decode pools with DeepEP low-latency and two microbatches; none runs MTP, so each row is the
+k = 0 baseline speculation is compared against).
+
+One constant is fitted to them, the share of the all-to-all DBO hides (`advisor.model.scale.DBO_OVERLAP`), on a grid;
+the all-to-all link itself is fitted to DeepEP's kernel table only, the GPUs' rates are their datasheet defaults.
+Each source's rows are predicted with the constant fitted to the other sources' (leave one source out).
+`python benchmarks/scale_rows.py` writes docs/scale.md whole (`--print`: the table and the fitted constant only).
+"""
 
 from __future__ import annotations
 
@@ -10,41 +14,117 @@ import statistics
 import sys
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from advisor.model.deployment import Deployment  # noqa: E402
+from advisor.model.scale import DBO_OVERLAP  # noqa: E402
 from advisor.scale_advise import advise_scale  # noqa: E402
 from tests.scale_scenarios import scenario  # noqa: E402
 
-# (row, source, gpu, EP = DP ranks, nodes, requests per rank, prompt, output, DBO, published decode tok/s/GPU)
+# (row, source, what, gpu, EP = DP ranks, nodes, requests per rank, prompt, output, published decode tok/s/GPU)
 ROWS = [
-    ("6a", "vLLM 2025-12-17 (llm-d), H200 EP32", "h200", 32, 4, 256, 2000, 2000, True, 2180),
-    ("6b", "vLLM 2025-12-17 (llm-d), H200 EP72", "h200", 72, 9, 256, 2000, 2000, True, 2070),
-    ("6c", "vLLM 2025-12-17 (llm-d), H200 EP96", "h200", 96, 12, 256, 2000, 2000, True, 1970),
-    ("2", "SGLang 2025-05-05, H100 EP72, TBO", "h100-sxm", 72, 9, 256, 2000, 100, True, 2785),
-    ("1", "DeepSeek day 6, H800 EP144", "h800", 144, 18, 128, 4989, 2, True, 1850),
+    ("6a", "llm-d", "vLLM 2025-12-17 (llm-d data), H200 EP32, 2000/2000", "h200", 32, 4, 256, 2000, 2000, 2180),
+    ("6b", "llm-d", "same, EP72", "h200", 72, 9, 256, 2000, 2000, 2070),
+    ("6c", "llm-d", "same, EP96", "h200", 96, 12, 256, 2000, 2000, 1970),
+    ("2", "SGLang", "SGLang 2025-05-05, H100 EP72, 2K in", "h100-sxm", 72, 9, 256, 2000, 100, 2785),
+    ("1", "DeepSeek", "DeepSeek day 6, H800 EP144, KV 4,989", "h800", 144, 18, 128, 4989, 2, 1850),
 ]
+GRID = np.round(np.arange(0.0, 1.0001, 0.02), 2)
 
 
-def predict(gpu, ranks, nodes, per_rank, prompt, out, dbo) -> float:
-    """Decode tok/s per GPU at k = 0 of a PD decode pool, DeepEP low-latency, its token cap raised to the batch."""
+def predict(row: tuple, dbo_overlap: float = DBO_OVERLAP) -> float:
+    """Decode tok/s per GPU at k = 0 of a PD decode pool, DeepEP low-latency, DBO, the token cap at the batch."""
+    _, _, _, gpu, ranks, nodes, per_rank, prompt, out, _ = row
     s = scenario(gpu=gpu, batch=ranks * per_rank, prompt_len=prompt, out_len=out)
     d = Deployment(data_parallel_size=ranks, enable_expert_parallel=True, nodes=nodes, disaggregated=True,
-                   all2all_backend="deepep_low_latency", enable_dbo=dbo, max_num_batched_tokens=max(per_rank, 256))
-    return advise_scale(s, d).row(0).decode_tokens_per_gpu
+                   all2all_backend="deepep_low_latency", enable_dbo=True, max_num_batched_tokens=max(per_rank, 256))
+    return advise_scale(s, d, dbo_overlap).row(0).decode_tokens_per_gpu
 
 
-def table() -> tuple[list[str], float]:
-    lines = ["| # | source | published tok/s/GPU | predicted | error |", "|---|---|---:|---:|---:|"]
+def fit(errors: dict[float, list[float]], rows: list[int]) -> float:
+    """The grid's overlap with the least median |log(predicted / published)| over `rows` (indices into ROWS)."""
+    return min(GRID, key=lambda x: (statistics.median(abs(errors[x][i]) for i in rows), x))
+
+
+def leave_one_source_out() -> tuple[list[tuple[str, float, float]], float]:
+    """Each row's (source, overlap fitted without its source, prediction), and the overlap fitted to all rows."""
+    log_errors = {x: [np.log(predict(r, x) / r[-1]) for r in ROWS] for x in GRID}
+    out = []
+    for i, row in enumerate(ROWS):
+        overlap = fit(log_errors, [j for j, other in enumerate(ROWS) if other[1] != row[1]])
+        out.append((row[1], overlap, predict(row, overlap)))
+    return out, fit(log_errors, list(range(len(ROWS))))
+
+
+def table(held_out: list[tuple[str, float, float]]) -> tuple[list[str], float]:
+    lines = ["| # | source | published tok/s/GPU | overlap fitted without it | predicted | error |",
+             "|---|---|---:|---:|---:|---:|"]
     errors = []
-    for row, source, gpu, ranks, nodes, per_rank, prompt, out, dbo, published in ROWS:
-        got = predict(gpu, ranks, nodes, per_rank, prompt, out, dbo)
+    for row, (_, overlap, got) in zip(ROWS, held_out):
+        published = row[-1]
         errors.append(abs(got / published - 1))
-        lines.append(f"| {row} | {source} | {published:,} | {got:,.0f} | {got / published - 1:+.0%} |")
+        lines.append(f"| {row[0]} | {row[2]} | {published:,} | {overlap:.2f} | {got:,.0f} | {got / published - 1:+.0%} |")
     return lines, statistics.median(errors)
 
 
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "scale.md"
+EXAMPLE_FLAGS = ("--target deepseek-v3 --method mtp --gpu h200 --num-gpus 1 --data-parallel-size 16 "
+                 "--enable-expert-parallel --nodes 2 --all2all-backend deepep_low_latency --enable-dbo --disaggregated "
+                 "--prompt-len 2000 --out-len 2000 --batch 2048")
+
+INTRO = """# Speculative decoding at scale: DP, EP, PD, many nodes
+
+(Written whole by `python benchmarks/scale_rows.py`.)
+
+`specadvisor recommend` answers per decode GPU when the deployment goes past one tensor-parallel group. The flags are
+vLLM's: `--data-parallel-size`, `--enable-expert-parallel`, `--all2all-backend` (`allgather_reducescatter`, the
+default, or `deepep_low_latency`; any other is refused in one line naming what is missing), `--enable-dbo`, plus
+`--nodes`, `--disaggregated` (a PD decode pool: prefill elsewhere, its time reported apart) and `--dp-imbalance`
+(the busiest rank's requests over the mean). `--num-gpus` stays the tensor parallelism of one DP rank; `--batch` is
+the instance's concurrency, spread over its ranks. `--format json` writes a document of its own
+(`"schema": "specadvisor.scale/1"`).
+
+What a rank's step charges (advisor/model/scale.py): every rank steps at the busiest rank's batch (vLLM's
+lock-step); attention and dense layers on the rank's own batch; the routed experts split over the EP group, each GPU
+streaming its share of the experts the *global* batch touches, so verification multiplies expert FLOPs; one dispatch
+and one combine per MoE layer (the MTP layer's too), a floor plus the routed bytes over NVLink inside a node and RDMA
+across, fitted to DeepEP's low-latency table; dual batch overlap for the target pass only, never the draft passes;
+the DP token syncs on the host; DeepEP low-latency's 256-token cap per rank, which holds (256 / (k+1)) requests per
+rank at draft length k. vLLM drops `num_speculative_tokens_per_batch_size` at a data-parallel size above 1, so one
+fixed k is pasted, with one `vllm serve` per node.
+"""
+
+
+def page() -> str:
+    held_out, overall = leave_one_source_out()
+    rows, median = table(held_out)
+    sys.path.insert(0, str(PAGE.parent))  # docs/doc_values.py: how docs/regenerate.py runs a quoted command
+    from doc_values import run
+
+    example = run(f"recommend {EXAMPLE_FLAGS}")
+    return "\n".join([
+        INTRO, "## Against published throughput (scale-notes.md §2.4)", "",
+        "The rows whose setup the model expresses (no MTP in any: the k = 0 baseline). One constant is fitted to "
+        "them, the share of the shorter of a DBO step's compute and all-to-all that its two microbatches hide; each "
+        "source's rows are predicted with it fitted to the other sources' rows:", "", *rows, "",
+        f"Leave-one-source-out median absolute error: {median:.0%} (the issue's target is 25%: not met). Fitted to "
+        f"all rows the overlap is {overall:.2f} (`DBO_OVERLAP` = {DBO_OVERLAP:.2f} in advisor/model/scale.py). "
+        "The sources disagree: the llm-d rows want almost no overlap, SGLang's and DeepSeek's more; none of them "
+        "ran MTP, so the speculative side (draft passes' all-to-all, verification at k+1 tokens per request) is "
+        "checked only by the invariants in tests/model/test_scale.py. Not modelled: EPLB's redundant experts and "
+        "residual expert imbalance, the MTP layer's own KV, CUDA-graph size rounding.", "",
+        "## Example", "", f"<!-- output: specadvisor recommend {EXAMPLE_FLAGS} -->", "```",
+        f"$ specadvisor recommend {EXAMPLE_FLAGS}", example.rstrip("\n"), "```", ""])
+
+
 if __name__ == "__main__":
-    found, median = table()
-    print("\n".join(found))
-    print(f"\nmedian absolute error {median:.0%}")
+    if sys.argv[1:] == ["--print"]:
+        held_out, overall = leave_one_source_out()
+        found, median = table(held_out)
+        print("\n".join(found))
+        print(f"\nleave-one-source-out median absolute error {median:.0%}; overlap fitted to all rows {overall:.2f}")
+    else:
+        PAGE.write_text(page())
+        print(f"wrote {PAGE}")

@@ -26,7 +26,7 @@ CODE = re.compile(r"^```.*?^```$", re.MULTILINE | re.DOTALL)  # any fenced block
 # machine's run, a timing, a paper) starts with this line, saying what and how; every other figure is generated.
 RECORD = "<!-- record: "
 # Pages a program writes whole: no markers, no records; that program is their source.
-WRITTEN_WHOLE = {"docs/datasheet-fit.md": "benchmarks/datasheet_fit.py"}
+WRITTEN_WHOLE = {"docs/datasheet-fit.md": "benchmarks/datasheet_fit.py", "docs/scale.md": "benchmarks/scale_rows.py"}
 
 
 def pages() -> list[Path]:

@@ -47,6 +47,11 @@ DEEPEP_LL = All2AllLink(floor=31.3e-6, nvlink_bandwidth=182.6e9, rdma_bandwidth=
 # DP token-count all-reduce per coordinated pass, host side (Gloo on the CPU under async scheduling). No published
 # figure (scale-notes §2.2): a guess, one TCP round trip within a node and across nodes; async scheduling hides it
 # under any GPU step longer than the host's work.
+# The share of the shorter of a DBO step's compute and all-to-all that the two microbatches actually hide: fitted by
+# benchmarks/scale_rows.py to scale-notes §2.4's per-GPU decode rows (every source's rows predicted with it fitted
+# to the others' in docs/scale.md). Perfect overlap (1) predicts the rows ~2x too fast: in-situ all-to-all waits on
+# the slowest rank, and DBO's two microbatches do not pipeline perfectly (SGLang's ablation: +25.5% at 256 tokens).
+DBO_OVERLAP = 0.12
 DP_SYNC_IN_NODE_S = 30e-6
 DP_SYNC_ACROSS_NODES_S = 100e-6
 
@@ -102,6 +107,7 @@ class RankShape:
     dbo: bool  # --enable-dbo
     dbo_threshold: int  # tokens per rank from which DBO splits a step
     dp_sync: float  # s per DP token all-reduce (host), 0 without DP
+    dbo_overlap: float  # share of the shorter of compute and all-to-all DBO hides (`DBO_OVERLAP`)
 
     def comm(self, model: ModelSpec, tokens) -> np.ndarray:
         """All-to-all of every MoE layer of `model` in one pass over `tokens` tokens on this rank, s."""
@@ -117,9 +123,10 @@ def overhead(cost: EngineCost, batch, tokens) -> np.ndarray:
 def target_step(model: ModelSpec, cost: EngineCost, shape: RankShape, batch, new_tokens, context) -> np.ndarray:
     """One rank's uniform decode (q = 1) or verification (q = k+1) step at `batch` requests (the padded count), s:
     the engine's fixed costs, the forward pass with experts shared over the EP group, and the all-to-all, added
-    without DBO; with DBO and at least `dbo_threshold` tokens, two microbatches of half the batch each, the longer
-    of their compute and their all-to-all (comm runs on its own SMs or NIC: max, scale-notes §4.1 item 4). At
-    dp = 1 without EP exactly `costmodel.step_time` of a uniform step."""
+    without DBO; with DBO and at least `dbo_threshold` tokens, two microbatches of half the batch each (their
+    compute pays the weights and floors twice) whose all-to-all overlaps the other's compute: their compute plus
+    their all-to-all less `dbo_overlap` of the shorter of the two (1: the longer of the two alone, perfect overlap;
+    scale-notes §4.1 item 4). At dp = 1 without EP exactly `costmodel.step_time` of a uniform step."""
     batch = np.asarray(batch, dtype=float)
     q = np.asarray(new_tokens, dtype=float)
     tokens = batch * q
@@ -131,7 +138,8 @@ def target_step(model: ModelSpec, cost: EngineCost, shape: RankShape, batch, new
         return overhead(cost, batch, tokens) + plain
     half = forward_pass(model, cost, batch / 2.0, q, context, sampled=tokens / 2.0, graph=graph, tp=shape.tp,
                         ep_ranks=shape.ep_ranks)
-    overlapped = 2.0 * np.maximum(half, shape.comm(model, tokens / 2.0))
+    compute, comm = 2.0 * half, 2.0 * shape.comm(model, tokens / 2.0)
+    overlapped = compute + comm - shape.dbo_overlap * np.minimum(compute, comm)
     return overhead(cost, batch, tokens) + np.where(tokens >= shape.dbo_threshold, overlapped, plain)
 
 

@@ -1,17 +1,24 @@
-"""The scale model against scale-notes.md §2.4's per-GPU decode rows (benchmarks/scale_rows.py): what it measures
-today. Every row is held out (nothing is fitted to them) and every one is over-predicted, 1.4-2.3x, median 106%
-error: the issue's target (<= 25%) is not met. The likely cause, from the notes: in-situ all-to-all is slower than
-DeepEP's unit test (SGLang: 0.17 ms vs 0.06 ms dispatch per layer) and EPLB imbalance is not modelled."""
+"""The scale model against scale-notes.md §2.4's per-GPU decode rows (benchmarks/scale_rows.py), as measured: with
+the overlap fitted to all rows the errors are +15%, +19%, +25%, -13%, -12% (in sample: median 15%, max 25%); left one
+source out the median error is 32% (docs/scale.md), over the issue's 25%. The bounds leave room for the fitted
+GPU constants (other branches) to move them a little."""
 
-from benchmarks.scale_rows import ROWS, predict, table
+import statistics
 
-
-def test_every_expressible_row_is_over_predicted_by_the_measured_factor():
-    ratios = [predict(gpu, ranks, nodes, per_rank, prompt, out, dbo) / published
-              for _, _, gpu, ranks, nodes, per_rank, prompt, out, dbo, published in ROWS]
-    assert all(1.3 < r < 2.4 for r in ratios), ratios
+from benchmarks.scale_rows import PAGE, ROWS, predict
+from advisor.model.scale import DBO_OVERLAP
 
 
-def test_table_reports_the_median_error():
-    lines, median = table()
-    assert len(lines) == 2 + len(ROWS) and 1.0 < median < 1.1
+def test_rows_at_the_fitted_overlap():
+    errors = [predict(row) / row[-1] - 1 for row in ROWS]
+    assert all(abs(e) < 0.3 for e in errors), errors
+    assert statistics.median(abs(e) for e in errors) < 0.2
+
+
+def test_perfect_overlap_would_be_twice_too_fast():
+    """Why the overlap is fitted: DBO hiding all of the shorter of compute and all-to-all over-predicts every row."""
+    assert all(predict(row, 1.0) / row[-1] > 1.35 for row in ROWS)
+
+
+def test_the_page_states_the_constant_in_force():
+    assert f"`DBO_OVERLAP` = {DBO_OVERLAP:.2f}" in PAGE.read_text()
