@@ -133,12 +133,12 @@ def advise_scale(s: Scenario, d: Deployment, dbo_overlap: float = DBO_OVERLAP) -
     shape = shape_of(d, s, dbo_overlap)
     ks = np.arange(0, max(K_TABLE, s.k or 0) + 1)
     per_alpha = [s.tokens_per_step(ks), *(s.tokens_per_step(ks, alpha) for alpha in (acc.low, acc.high))]
-    moe = setup.target.moe_layers > 0
-    weights = rank_weight_bytes(setup.target, setup.target_cost.weight_dtype, d.tensor_parallel_size,
-                                d.ep_size if moe else 1)
+    weights = _rank_weights(setup.target, setup.target_cost, d)
+    drafted = setup.draft is not None and setup.method not in TEXT_LOOKUP
+    draft_w = _rank_weights(setup.draft, setup.draft_cost, d) if drafted else 0.0
     rows, reference = [], None
     for k in ks:
-        mean, padded, bound, step, comm = _running(s, d, setup, shape, int(k), weights)
+        mean, padded, bound, step, comm = _running(s, d, setup, shape, int(k), weights, draft_w)
         drafter_prefill = float(setup.draft_prefill(1, s.prompt_len, k)) if k else 0.0
         rates = [_rate(s, d, mean, float(E[k]), step, prefill + drafter_prefill) for E in per_alpha]
         reference = reference or rates[0]
@@ -152,9 +152,6 @@ def advise_scale(s: Scenario, d: Deployment, dbo_overlap: float = DBO_OVERLAP) -
     best = next((r for r in rows if r.k == s.k), None) if s.k is not None else max(running, key=lambda r: r.gain,
                                                                                       default=None)
     go = best is not None and best.k > 0 and best.padded_requests > 0 and best.gain_low > 1.0
-    drafted = setup.draft is not None and setup.method not in TEXT_LOOKUP
-    draft_w = rank_weight_bytes(setup.draft, setup.draft_cost.weight_dtype, d.tensor_parallel_size,
-                                d.ep_size if setup.draft.moe_layers else 1) if drafted else 0.0
     pasted = best.k if best is not None and (go or s.k is not None) else 0
     return ScaleAdvice(scenario=s, deployment=d, rows=tuple(rows), best_k=pasted, verdict="enable" if go else "disable",
                        token_cap=cap, prefill_s=prefill, weights_gb_per_gpu=(weights + draft_w) / 1e9)
@@ -172,14 +169,26 @@ def _rate(s: Scenario, d: Deployment, mean: float, tokens_per_step: float, step:
     return mean * s.out_len / (mean * prefill + decode) / d.tensor_parallel_size
 
 
-def _running(s: Scenario, d: Deployment, setup: Setup, shape: RankShape, k: int, weights: float):
+def _rank_weights(model, cost, d: Deployment) -> float:
+    """One GPU's share of a model's weights in this deployment, bytes (`scale.rank_weight_bytes`)."""
+    moe = model.moe_layers > 0
+    return rank_weight_bytes(model, cost.weight_dtype, d.tensor_parallel_size, d.ep_size if moe else 1,
+                             d.redundant_experts if moe else 0)
+
+
+def _running(s: Scenario, d: Deployment, setup: Setup, shape: RankShape, k: int, weights: float, draft_w: float):
     """(mean running requests per rank, the busiest rank's, what bounds them, step s, all-to-all s) at draft
-    length k; 0 requests (step nan) where none fits."""
+    length k; 0 requests (step nan) where none fits. The KV cache per GPU is `memory.budget_for`'s (each DP rank
+    holds its own requests' KV, the MTP layer's included) with the weights this deployment puts on a GPU."""
     budget = memory.budget_for(setup, s.hardware, k, prompt_len=s.prompt_len, out_len=s.out_len,
                                gpu_memory_utilization=s.gpu_memory_utilization)
     # budget_for splits every weight over tp; at EP the experts are split over the whole group instead
-    free = budget.kv_budget_spec + budget.target_weights - weights
-    per_request = budget.kv_per_token_spec * budget.tokens_per_sequence_spec
+    if k:
+        free = budget.kv_budget_spec + budget.target_weights + budget.draft_weights - weights - draft_w
+        per_request = budget.kv_per_token_spec * budget.tokens_per_sequence_spec
+    else:
+        free = budget.kv_budget_baseline + budget.target_weights - weights
+        per_request = budget.kv_per_token_baseline * budget.tokens_per_sequence
     limits = {"batch": s.batch / d.data_parallel_size,
               "token cap": requests_per_rank_cap(setup.target_cost.max_num_batched_tokens, k),
               "max_num_seqs": setup.target_cost.max_num_seqs,

@@ -4,6 +4,9 @@ ranks) and headless nodes (their DP ranks only), as vLLM 0.32's data-parallel de
 
 from __future__ import annotations
 
+import json
+import shlex
+
 from advisor.model.deployment import Deployment
 from advisor.vllm import serve_command
 from advisor.vllm_parallel import DEFAULT_ALL2ALL_BACKEND
@@ -23,6 +26,9 @@ def node_commands(setup, d: Deployment, k: int, *, max_model_len: int, gpu_memor
         flags += ["--all2all-backend", d.all2all_backend]
     if d.enable_dbo:
         flags.append("--enable-dbo")
+    if d.redundant_experts:
+        flags += ["--enable-eplb", "--eplb-config", shlex.quote(json.dumps({"num_redundant_experts":
+                                                                          d.redundant_experts}))]
     if d.max_num_batched_tokens is not None:
         flags += ["--max-num-batched-tokens", str(d.max_num_batched_tokens)]
     if d.nodes == 1:

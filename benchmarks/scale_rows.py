@@ -113,8 +113,9 @@ def page() -> str:
         f"all rows the overlap is {overall:.2f} (`DBO_OVERLAP` = {DBO_OVERLAP:.2f} in advisor/model/scale.py). "
         "The sources disagree: the llm-d rows want almost no overlap, SGLang's and DeepSeek's more; none of them "
         "ran MTP, so the speculative side (draft passes' all-to-all, verification at k+1 tokens per request) is "
-        "checked only by the invariants in tests/model/test_scale.py. Not modelled: EPLB's redundant experts and "
-        "residual expert imbalance, the MTP layer's own KV, CUDA-graph size rounding.", "",
+        "checked only by the invariants in tests/model/test_scale.py. EPLB's redundant experts cost memory "
+        "(`--redundant-experts`); the experts' residual load imbalance and CUDA-graph size rounding are not "
+        "modelled.", "",
         "## Example", "", f"<!-- output: specadvisor recommend {EXAMPLE_FLAGS} -->", "```",
         f"$ specadvisor recommend {EXAMPLE_FLAGS}", example.rstrip("\n"), "```", ""])
 

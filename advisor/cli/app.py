@@ -57,6 +57,8 @@ def recommend(
     disaggregated: bool = typer.Option(False, "--disaggregated", help="PD: a decode-only instance (prefill elsewhere, "
                                        "its time reported apart)."),
     dp_imbalance: float = typer.Option(1.0, "--dp-imbalance", help="Busiest DP rank's requests over the mean."),
+    redundant_experts: int = typer.Option(0, "--redundant-experts", help="EPLB's extra expert replicas per MoE layer "
+                                          "(vLLM's --eplb-config num_redundant_experts; pastes --enable-eplb)."),
     scenario_flags: Optional[dict] = None,
 ) -> None:
     """Go/no-go on speculative decoding for one workload, with the vLLM flags to paste. With DP, EP, PD or several
@@ -67,7 +69,7 @@ def recommend(
     deployment = Deployment(
         tensor_parallel_size=scenario.setup.tp, data_parallel_size=data_parallel_size,
         enable_expert_parallel=enable_expert_parallel, all2all_backend=all2all_backend, enable_dbo=enable_dbo,
-        nodes=nodes, disaggregated=disaggregated, imbalance=dp_imbalance,
+        nodes=nodes, disaggregated=disaggregated, imbalance=dp_imbalance, redundant_experts=redundant_experts,
         max_num_batched_tokens=(scenario_flags or {}).get("max_num_batched_tokens"))
     if deployment.beyond_one_group:
         from advisor.render import scale_report

@@ -23,6 +23,8 @@ class Deployment:
     disaggregated: bool = False  # PD: this instance only decodes; prompts are prefilled on other GPUs
     # requests on the busiest DP rank over the mean (the lock-stepped ranks all run at its size); 1: even routing
     imbalance: float = 1.0
+    # EPLB's extra expert replicas per MoE layer (--enable-eplb --eplb-config '{"num_redundant_experts": N}'); 0: off
+    redundant_experts: int = 0
     # the user's --max-num-batched-tokens, per DP rank; None: vLLM's default at this shape (256 with DeepEP LL)
     max_num_batched_tokens: int | None = None
 
@@ -43,6 +45,11 @@ class Deployment:
         if self.enable_dbo and not self.enable_expert_parallel:
             raise InputError("--enable-dbo overlaps expert parallelism's all-to-all (vLLM: it only targets DP+EP "
                              "deployments): add --enable-expert-parallel")
+        if self.redundant_experts < 0:
+            raise InputError(f"--redundant-experts must be at least 0, got {self.redundant_experts}")
+        if self.redundant_experts and (not self.enable_expert_parallel or self.gpus < 2):
+            raise InputError("--redundant-experts needs EPLB, which vLLM runs only with --enable-expert-parallel over "
+                             "more than one GPU (enable_expert_parallel must be True to use EPLB)")
         if self.enable_expert_parallel or self.data_parallel_size > 1:
             check_all2all_backend(self.all2all_backend)
 

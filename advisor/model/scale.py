@@ -143,8 +143,10 @@ def target_step(model: ModelSpec, cost: EngineCost, shape: RankShape, batch, new
     return overhead(cost, batch, tokens) + np.where(tokens >= shape.dbo_threshold, overlapped, plain)
 
 
-def rank_weight_bytes(model: ModelSpec, dtype: str, tp: int, ep_size: int) -> float:
+def rank_weight_bytes(model: ModelSpec, dtype: str, tp: int, ep_size: int, redundant_experts: int = 0) -> float:
     """Weights one GPU holds, bytes: the routed experts split over the EP group (`ep_size` GPUs; 1: over tp only, as
-    tensor parallelism splits them), the rest over the rank's tp GPUs."""
+    tensor parallelism splits them), with EPLB's `redundant_experts` extra replicas per MoE layer split alike
+    (vLLM's docs: ~2.4 GB per redundant expert per rank for DeepSeek-V3), the rest over the rank's tp GPUs."""
     experts = float(model.expert_weight_bytes_read(np.inf, dtype)) / model.pass_fraction
-    return (model.weight_bytes(dtype) - experts) / tp + experts / max(ep_size, tp)
+    replicas = (model.num_experts + redundant_experts) / model.num_experts if model.num_experts > 1 else 1.0
+    return (model.weight_bytes(dtype) - experts) / tp + experts * replicas / max(ep_size, tp)

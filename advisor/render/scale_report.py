@@ -35,8 +35,8 @@ def notes(a: ScaleAdvice) -> list[str]:
     if d.disaggregated:
         found.append(f"PD: prefill runs elsewhere; one {s.prompt_len}-token prompt takes {a.prefill_s * 1e3:.0f} ms "
                      "on a prefill rank (TTFT adds the KV transfer)")
-    found.append("not modelled: EPLB's redundant experts and expert imbalance, the MTP layer's own KV, CUDA-graph "
-                 "size rounding; the interval is the acceptance range only (not the cost model's error)")
+    found.append("not modelled: the experts' load imbalance (EPLB's balancedness), CUDA-graph size rounding; the "
+                 "interval is the acceptance range only (not the cost model's error)")
     return found
 
 

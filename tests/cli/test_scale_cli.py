@@ -33,3 +33,12 @@ def test_unmodelled_shapes_are_refused_in_one_line(capsys, extra, message):
     assert main([*EXAMPLE, *extra]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_redundant_experts_paste_eplb_and_cost_memory(capsys):
+    assert main([*EXAMPLE, "--format", "json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main([*EXAMPLE, "--redundant-experts", "32", "--format", "json"]) == 0
+    eplb = json.loads(capsys.readouterr().out)
+    assert eplb["weights_gb_per_gpu"] > plain["weights_gb_per_gpu"] + 4
+    assert all("--enable-eplb --eplb-config '{\"num_redundant_experts\": 32}'" in c for c in eplb["serve_commands"])

@@ -32,3 +32,9 @@ def test_bad_shapes_are_one_line(changes, words):
     with pytest.raises(InputError, match=words) as caught:
         Deployment(**changes)
     assert "\n" not in str(caught.value)
+
+
+def test_redundant_experts_need_eplb_over_expert_parallelism():
+    with pytest.raises(InputError, match="--enable-expert-parallel"):
+        Deployment(data_parallel_size=4, redundant_experts=32)
+    assert Deployment(data_parallel_size=4, enable_expert_parallel=True, redundant_experts=32).redundant_experts == 32

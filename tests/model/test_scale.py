@@ -68,3 +68,11 @@ def test_gain_falls_as_tokens_per_expert_rise():
         e = float(s.tokens_per_step(np.array([2]))[0])
         gains.append(iteration(s.setup, shape, 0, 32, s.context) * e / iteration(s.setup, shape, 2, 32, s.context))
     assert all(a > b for a, b in zip(gains, gains[1:])), gains
+
+
+def test_redundant_experts_add_their_share_per_gpu(mtp):
+    """EPLB: 32 redundant experts over EP16 put two more experts per MoE layer on each GPU: ~2.5 GB for DeepSeek-V3
+    in FP8 per redundant expert a rank holds (vLLM's docs: ~2.4 GB)."""
+    model, dtype = mtp.setup.target, mtp.setup.target_cost.weight_dtype
+    extra = rank_weight_bytes(model, dtype, 1, 16, redundant_experts=32) - rank_weight_bytes(model, dtype, 1, 16)
+    assert extra / 2 / 1e9 == pytest.approx(2.5, abs=0.15)
