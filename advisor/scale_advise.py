@@ -127,9 +127,11 @@ def advise_scale(s: Scenario, d: Deployment, dbo_overlap: float = DBO_OVERLAP) -
         raise InputError("a separate draft model at DP/EP scale is not modelled (its own parallel layout): use "
                          "--method mtp, eagle or eagle3, or ngram")
     cap = d.token_cap(setup.target_cost.max_num_batched_tokens)
-    # a prompt's prefill with the scenario's own token budget: under PD the prefill instance runs its own config
-    prefill = float(prefill_time(setup.target, setup.target_cost, 1, s.prompt_len, setup.tp))
     setup = replace(setup, target_cost=replace(setup.target_cost, max_num_batched_tokens=cap))
+    # a prompt's prefill: under PD on a prefill instance with the scenario's own token budget, aggregated in chunks
+    # of the rank's cap (its all-to-all in those chunks is not charged)
+    prefill = float(prefill_time(setup.target, (s.setup if d.disaggregated else setup).target_cost, 1,
+                                 s.prompt_len, setup.tp))
     shape = shape_of(d, s, dbo_overlap)
     ks = np.arange(0, max(K_TABLE, s.k or 0) + 1)
     per_alpha = [s.tokens_per_step(ks), *(s.tokens_per_step(ks, alpha) for alpha in (acc.low, acc.high))]

@@ -7,6 +7,7 @@ import json
 import math
 from dataclasses import asdict
 
+from advisor.render.wrap import paragraph, terminal_width
 from advisor.scale_advise import ScaleAdvice
 from advisor.scale_serve import node_commands
 from advisor.vllm_parallel import schedule_kept
@@ -40,7 +41,10 @@ def notes(a: ScaleAdvice) -> list[str]:
     return found
 
 
-def text(a: ScaleAdvice) -> str:
+def text(a: ScaleAdvice, width: int | None = None) -> str:
+    """The report, its prose wrapped to `width` (the terminal's by default); the table and the commands are not
+    (a command is pasted whole: its \"$LEADER_IP\" must stay double-quoted for the shell to expand it)."""
+    width = terminal_width() if width is None else width
     s, best = a.scenario, a.row(a.best_k)
     lines = [f"verdict at scale: {a.verdict.upper()}" + (f" k = {a.best_k}" if a.best_k else ""),
              f"{s.setup.target.name} ({s.setup.method}) on {s.hardware.name}: {shape_line(a)}",
@@ -50,7 +54,8 @@ def text(a: ScaleAdvice) -> str:
         lines.append(f"gain {best.gain:.2f}x output tok/s per GPU (range {best.gain_low:.2f}-{best.gain_high:.2f}), "
                      f"{best.tokens_per_gpu:.0f} vs {a.row(0).tokens_per_gpu:.0f} tok/s/GPU, "
                      f"{1 / best.tpot_s:.1f} vs {1 / a.row(0).tpot_s:.1f} tok/s per user")
-    lines += [f"note: {n}" for n in notes(a)]
+    lines = [paragraph(line, width, rest="  ") for line in lines]
+    lines += [paragraph(f"note: {n}", width, rest="      ") for n in notes(a)]
     lines += ["", "k  tok/step  req/rank  bound        step ms  a2a ms  TPOT ms  tok/s/GPU   gain  range",
               "-  --------  --------  -----------  -------  ------  -------  ---------  -----  ---------"]
     for r in a.rows:

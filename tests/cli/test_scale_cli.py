@@ -12,7 +12,7 @@ EXAMPLE = ["recommend", "--target", "deepseek-v3", "--method", "mtp", "--gpu", "
 def test_the_issues_example_answers_with_per_node_commands(capsys):
     assert main(EXAMPLE) == 0
     out = capsys.readouterr().out
-    assert "TP1 x DP16 = 16 GPUs on 2 node(s), EP16" in out
+    assert "TP1 x DP16 = 16 GPUs on 2 node(s)" in out and "EP16 (allgather_reducescatter)" in out
     assert "node 0: vllm serve deepseek-ai/DeepSeek-V3" in out and "--headless" in out
 
 
