@@ -65,7 +65,8 @@ def table(held_out: list[tuple[str, float, float]]) -> tuple[list[str], float]:
     for row, (_, overlap, got) in zip(ROWS, held_out):
         published = row[-1]
         errors.append(abs(got / published - 1))
-        lines.append(f"| {row[0]} | {row[2]} | {published:,} | {overlap:.2f} | {got:,.0f} | {got / published - 1:+.0%} |")
+        lines.append(f"| {row[0]} | {row[2]} | {published:,} | {overlap:.2f} | {got:,.0f} | "
+                     f"{got / published - 1:+.0%} |")
     return lines, statistics.median(errors)
 
 

@@ -25,8 +25,8 @@ from advisor.cli.calibrate import calibrate
 from advisor.cli.needs import GPU_MEMORY_HELP, engine_imports, require
 from advisor.cli.observe import observe
 from advisor.cli.options import Method, scenario_command  # noqa: F401  (Method: kept importable from here)
+from advisor.cli.scale import deployment_options
 from advisor.errors import InputError
-from advisor.vllm_parallel import DEFAULT_ALL2ALL_BACKEND
 
 # rich_markup_mode=None: click's plain help, which wraps to the terminal; rich's panels cut long option names and
 # defaults with "…" at 80 columns.
@@ -43,41 +43,13 @@ class Format(str, Enum):
 
 @app.command(short_help="Go/no-go, k, and the vLLM flags for one workload.")
 @scenario_command
+@deployment_options
 def recommend(
     scenario: "Scenario",
     format: Format = typer.Option(Format.text, "--format", help="text, json or markdown."),
-    data_parallel_size: int = typer.Option(1, "--data-parallel-size", help="vLLM's DP ranks (each --num-gpus GPUs; "
-                                           "--batch is spread over them)."),
-    enable_expert_parallel: bool = typer.Option(False, "--enable-expert-parallel", help="Routed experts over all "
-                                                "the GPUs (vLLM's flag)."),
-    all2all_backend: str = typer.Option(DEFAULT_ALL2ALL_BACKEND, "--all2all-backend", help="vLLM's MoE all-to-all: "
-                                        "allgather_reducescatter or deepep_low_latency."),
-    enable_dbo: bool = typer.Option(False, "--enable-dbo", help="vLLM's dual batch overlap."),
-    nodes: int = typer.Option(1, "--nodes", help="Nodes the instance's GPUs span (whole DP ranks on each)."),
-    disaggregated: bool = typer.Option(False, "--disaggregated", help="PD: a decode-only instance (prefill elsewhere, "
-                                       "its time reported apart)."),
-    dp_imbalance: float = typer.Option(1.0, "--dp-imbalance", help="Busiest DP rank's requests over the mean."),
-    redundant_experts: int = typer.Option(0, "--redundant-experts", help="EPLB's extra expert replicas per MoE layer "
-                                          "(vLLM's --eplb-config num_redundant_experts; pastes --enable-eplb)."),
-    scenario_flags: Optional[dict] = None,
 ) -> None:
-    """Go/no-go on speculative decoding for one workload, with the vLLM flags to paste. With DP, EP, PD or several
-    nodes (`--data-parallel-size`, `--enable-expert-parallel`, `--disaggregated`, `--nodes`): per decode GPU at
-    scale, with one command per node."""
-    from advisor.model.deployment import Deployment
-
-    deployment = Deployment(
-        tensor_parallel_size=scenario.setup.tp, data_parallel_size=data_parallel_size,
-        enable_expert_parallel=enable_expert_parallel, all2all_backend=all2all_backend, enable_dbo=enable_dbo,
-        nodes=nodes, disaggregated=disaggregated, imbalance=dp_imbalance, redundant_experts=redundant_experts,
-        max_num_batched_tokens=(scenario_flags or {}).get("max_num_batched_tokens"))
-    if deployment.beyond_one_group:
-        from advisor.render import scale_report
-        from advisor.scale_advise import advise_scale
-
-        at_scale = advise_scale(scenario, deployment)
-        typer.echo(scale_report.to_json(at_scale) if format is Format.json else scale_report.text(at_scale), nl=False)
-        return
+    """Go/no-go on speculative decoding for one workload, with the vLLM flags to paste. Beyond one GPU group
+    (`advisor.cli.scale`: DP, EP, PD, nodes), per decode GPU with one command per node."""
     from advisor.advise import advise
     from advisor.recommendation import from_advice
     from advisor.render.report import markdown, text

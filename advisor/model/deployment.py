@@ -29,8 +29,8 @@ class Deployment:
     max_num_batched_tokens: int | None = None
 
     def __post_init__(self) -> None:
-        for flag, value in (("--num-gpus", self.tensor_parallel_size), ("--data-parallel-size", self.data_parallel_size),
-                            ("--nodes", self.nodes)):
+        for flag, value in (("--num-gpus", self.tensor_parallel_size),
+                            ("--data-parallel-size", self.data_parallel_size), ("--nodes", self.nodes)):
             if value < 1:
                 raise InputError(f"{flag} must be at least 1, got {value}")
         if self.gpus % self.nodes:
