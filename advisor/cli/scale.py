@@ -63,8 +63,9 @@ def deployment_options(func):
         from advisor.scale_advise import advise_scale
 
         at_scale = advise_scale(scenario, deployment)
-        as_json = getattr(kwargs.get("format"), "value", kwargs.get("format")) == "json"
-        typer.echo(scale_report.to_json(at_scale) if as_json else scale_report.text(at_scale), nl=False)
+        kind = getattr(kwargs.get("format"), "value", kwargs.get("format"))
+        render = {"json": scale_report.to_json, "markdown": scale_report.markdown}.get(kind, scale_report.text)
+        typer.echo(render(at_scale), nl=False)
 
     command.__signature__ = inspect.Signature(params)
     return command

@@ -72,6 +72,11 @@ def text(a: ScaleAdvice, width: int | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def markdown(a: ScaleAdvice) -> str:
+    """The text report in a fenced block, 120 columns (its table and commands are fixed-width)."""
+    return f"```text\n{text(a, width=120)}```\n"
+
+
 def commands_of(a: ScaleAdvice) -> list[str]:
     s = a.scenario
     return node_commands(s.setup, a.deployment, a.best_k, max_model_len=s.prompt_len + s.out_len,
@@ -92,4 +97,4 @@ def to_json(a: ScaleAdvice) -> str:
         "batch": a.scenario.batch, "prompt_len": a.scenario.prompt_len, "out_len": a.scenario.out_len,
         "alpha": a.scenario.acceptance.alpha, "token_cap": a.token_cap, "prefill_s": a.prefill_s,
         "weights_gb_per_gpu": a.weights_gb_per_gpu, "per_k": rows, "serve_commands": commands_of(a),
-        "notes": notes(a)}, indent=2)
+        "notes": notes(a)}, indent=2) + "\n"

@@ -42,3 +42,9 @@ def test_redundant_experts_paste_eplb_and_cost_memory(capsys):
     eplb = json.loads(capsys.readouterr().out)
     assert eplb["weights_gb_per_gpu"] > plain["weights_gb_per_gpu"] + 4
     assert all("--enable-eplb --eplb-config '{\"num_redundant_experts\": 32}'" in c for c in eplb["serve_commands"])
+
+
+def test_markdown_at_scale_is_the_report_fenced(capsys):
+    assert main([*EXAMPLE, "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("```text\nverdict at scale:") and out.endswith("```\n")

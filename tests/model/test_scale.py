@@ -76,3 +76,22 @@ def test_redundant_experts_add_their_share_per_gpu(mtp):
     model, dtype = mtp.setup.target, mtp.setup.target_cost.weight_dtype
     extra = rank_weight_bytes(model, dtype, 1, 16, redundant_experts=32) - rank_weight_bytes(model, dtype, 1, 16)
     assert extra / 2 / 1e9 == pytest.approx(2.5, abs=0.15)
+
+
+def test_the_mtp_layer_pays_its_own_all_to_all(mtp):
+    """Each MTP draft pass crosses EP too (its one MoE layer): at k = 1 the step over the all-to-all's span adds the
+    target's verification all-to-all and the draft pass's, and DBO never hides the draft's."""
+    import dataclasses
+
+    d = Deployment(data_parallel_size=16, enable_expert_parallel=True, nodes=2, all2all_backend="deepep_low_latency",
+                   disaggregated=True)
+    shape = dataclasses.replace(shape_of(d, mtp), dp_sync=0.0)
+    alone = dataclasses.replace(shape, group=1)
+    added = iteration(mtp.setup, shape, 1, 64, 3000.0) - iteration(mtp.setup, alone, 1, 64, 3000.0)
+    target, draft = shape.comm(mtp.setup.target, 128), shape.comm(mtp.setup.draft, 128)
+    assert draft > 0 and added == pytest.approx(target + draft, rel=0.02)
+    overlapped = dataclasses.replace(shape, dbo=True)
+    verify_saved = target_step(mtp.setup.target, mtp.setup.target_cost, shape, 64, 2.0, 3000.0) - \
+        target_step(mtp.setup.target, mtp.setup.target_cost, overlapped, 64, 2.0, 3000.0)
+    drafts_saved = iteration(mtp.setup, shape, 1, 64, 3000.0) - iteration(mtp.setup, overlapped, 1, 64, 3000.0)
+    assert drafts_saved == pytest.approx(verify_saved, rel=0.02)  # all of DBO's saving is in the target pass
