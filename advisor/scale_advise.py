@@ -16,11 +16,17 @@ import numpy as np
 from advisor.errors import InputError
 from advisor.methods import TEXT_LOOKUP
 from advisor.model import memory
-from advisor.model.costmodel import draft_pass, prefill_time
-from advisor.model.costmodel import pnorm
+from advisor.model.costmodel import draft_pass, pnorm, prefill_time
 from advisor.model.deployment import Deployment
-from advisor.model.scale import (DBO_OVERLAP, DP_SYNC_ACROSS_NODES_S, DP_SYNC_IN_NODE_S, RankShape, padded_batch,
-                                 rank_weight_bytes, target_step)
+from advisor.model.scale import (
+    DBO_OVERLAP,
+    DP_SYNC_ACROSS_NODES_S,
+    DP_SYNC_IN_NODE_S,
+    RankShape,
+    padded_batch,
+    rank_weight_bytes,
+    target_step,
+)
 from advisor.model.speculative import Setup
 from advisor.scenario import Scenario
 from advisor.vllm import async_scheduling_default

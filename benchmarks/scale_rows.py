@@ -18,10 +18,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from advisor.model.deployment import Deployment  # noqa: E402
-from advisor.model.scale import DBO_OVERLAP  # noqa: E402
-from advisor.scale_advise import advise_scale  # noqa: E402
-from tests.scale_scenarios import scenario  # noqa: E402
+from advisor.model.deployment import Deployment
+from advisor.model.scale import DBO_OVERLAP
+from advisor.scale_advise import advise_scale
+from tests.scale_scenarios import scenario
 
 # (row, source, what, gpu, EP = DP ranks, nodes, requests per rank, prompt, output, published decode tok/s/GPU)
 ROWS = [

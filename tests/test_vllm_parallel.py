@@ -4,9 +4,18 @@ import inspect
 
 import pytest
 
-from advisor.vllm_parallel import (BATCHED_DP_MAX_TOKENS, DBO_DECODE_TOKEN_THRESHOLD, DEFAULT_ALL2ALL_BACKEND,
-                                   DP_SYNC_INTERVAL, MODELLED_ALL2ALL_BACKENDS, REMOVED_ALL2ALL_BACKENDS,
-                                   UNMODELLED_ALL2ALL_BACKENDS, batched_dp_moe, requests_per_rank_cap, schedule_kept)
+from advisor.vllm_parallel import (
+    BATCHED_DP_MAX_TOKENS,
+    DBO_DECODE_TOKEN_THRESHOLD,
+    DEFAULT_ALL2ALL_BACKEND,
+    DP_SYNC_INTERVAL,
+    MODELLED_ALL2ALL_BACKENDS,
+    REMOVED_ALL2ALL_BACKENDS,
+    UNMODELLED_ALL2ALL_BACKENDS,
+    batched_dp_moe,
+    requests_per_rank_cap,
+    schedule_kept,
+)
 
 config = pytest.importorskip("vllm.config")
 

@@ -5,8 +5,8 @@ GPU constants (other branches) to move them a little."""
 
 import statistics
 
-from benchmarks.scale_rows import PAGE, ROWS, predict
 from advisor.model.scale import DBO_OVERLAP
+from benchmarks.scale_rows import PAGE, ROWS, predict
 
 
 def test_rows_at_the_fitted_overlap():

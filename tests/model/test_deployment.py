@@ -20,13 +20,13 @@ def test_shape_and_token_cap():
 
 
 @pytest.mark.parametrize("changes, words", [
-    (dict(data_parallel_size=0), "--data-parallel-size must be at least 1"),
-    (dict(data_parallel_size=4, nodes=3), "--nodes 3 must divide"),
-    (dict(tensor_parallel_size=8, nodes=2), "tensor parallelism across nodes"),
-    (dict(data_parallel_size=2, enable_dbo=True), "add --enable-expert-parallel"),
-    (dict(data_parallel_size=2, imbalance=0.5), "--dp-imbalance"),
-    (dict(data_parallel_size=2, all2all_backend="pplx"), "removed in vLLM 0.32"),
-    (dict(data_parallel_size=2, all2all_backend="deepep_high_throughput"), "not modelled"),
+    ({"data_parallel_size": 0}, "--data-parallel-size must be at least 1"),
+    ({"data_parallel_size": 4, "nodes": 3}, "--nodes 3 must divide"),
+    ({"tensor_parallel_size": 8, "nodes": 2}, "tensor parallelism across nodes"),
+    ({"data_parallel_size": 2, "enable_dbo": True}, "add --enable-expert-parallel"),
+    ({"data_parallel_size": 2, "imbalance": 0.5}, "--dp-imbalance"),
+    ({"data_parallel_size": 2, "all2all_backend": "pplx"}, "removed in vLLM 0.32"),
+    ({"data_parallel_size": 2, "all2all_backend": "deepep_high_throughput"}, "not modelled"),
 ])
 def test_bad_shapes_are_one_line(changes, words):
     with pytest.raises(InputError, match=words) as caught:
