@@ -180,7 +180,7 @@ def _rate(s: Scenario, d: Deployment, mean: float, tokens_per_step: float, step:
 def _rank_weights(model, cost, d: Deployment) -> float:
     """One GPU's share of a model's weights in this deployment, bytes (`scale.rank_weight_bytes`)."""
     moe = model.moe_layers > 0
-    return rank_weight_bytes(model, cost.weight_dtype, d.tensor_parallel_size, d.ep_size if moe else 1,
+    return rank_weight_bytes(model, cost.weight_dtype, d.tensor_parallel_size, d.moe_shards if moe else 1,
                              d.redundant_experts if moe else 0)
 
 

@@ -73,6 +73,12 @@ class Deployment:
         return self.data_parallel_size > 1 or self.enable_expert_parallel or self.disaggregated or self.nodes > 1
 
     @property
+    def moe_shards(self) -> int:
+        """GPUs an MoE model's routed experts are split over: tp × dp with EP or DP > 1 (vLLM shards MoE layers over
+        TP × DP, by expert with EP, else tensor-parallel), else tp."""
+        return self.gpus if self.enable_expert_parallel or self.data_parallel_size > 1 else self.tensor_parallel_size
+
+    @property
     def ep_size(self) -> int:
         """GPUs the routed experts are split over: tp × dp with EP (vLLM), else 1 (experts tensor-parallel)."""
         return self.gpus if self.enable_expert_parallel else 1

@@ -144,8 +144,8 @@ def target_step(model: ModelSpec, cost: EngineCost, shape: RankShape, batch, new
 
 
 def rank_weight_bytes(model: ModelSpec, dtype: str, tp: int, ep_size: int, redundant_experts: int = 0) -> float:
-    """Weights one GPU holds, bytes: the routed experts split over the EP group (`ep_size` GPUs; 1: over tp only, as
-    tensor parallelism splits them), with EPLB's `redundant_experts` extra replicas per MoE layer split alike
+    """Weights one GPU holds, bytes: the routed experts split over `ep_size` GPUs (the EP group, or TP × DP without
+    EP; at most tp: tensor parallelism splits them too), with EPLB's `redundant_experts` extra replicas per MoE layer split alike
     (vLLM's docs: ~2.4 GB per redundant expert per rank for DeepSeek-V3), the rest over the rank's tp GPUs."""
     experts = float(model.expert_weight_bytes_read(np.inf, dtype)) / model.pass_fraction
     replicas = (model.num_experts + redundant_experts) / model.num_experts if model.num_experts > 1 else 1.0

@@ -38,3 +38,9 @@ def test_redundant_experts_need_eplb_over_expert_parallelism():
     with pytest.raises(InputError, match="--enable-expert-parallel"):
         Deployment(data_parallel_size=4, redundant_experts=32)
     assert Deployment(data_parallel_size=4, enable_expert_parallel=True, redundant_experts=32).redundant_experts == 32
+
+
+def test_moe_layers_shard_over_tp_times_dp_with_or_without_ep():
+    assert Deployment(tensor_parallel_size=2, data_parallel_size=4).moe_shards == 8
+    assert Deployment(tensor_parallel_size=2, data_parallel_size=4, enable_expert_parallel=True).moe_shards == 8
+    assert Deployment(tensor_parallel_size=4).moe_shards == 4
