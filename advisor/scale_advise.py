@@ -29,6 +29,7 @@ from advisor.model.scale import (
 )
 from advisor.model.speculative import Setup
 from advisor.scenario import Scenario
+from advisor.verdict import rule
 from advisor.vllm import async_scheduling_default
 from advisor.vllm_parallel import DBO_DECODE_TOKEN_THRESHOLD, DP_SYNCS_DRAFTER, requests_per_rank_cap
 
@@ -60,7 +61,7 @@ class ScaleAdvice:
     deployment: Deployment
     rows: tuple[AtK, ...]
     best_k: int  # the k pasted: one fixed k (vLLM drops a per-batch schedule at DP > 1)
-    verdict: str  # "enable" when the best k gains at the acceptance range's low end, else "disable"
+    verdict: str  # advisor.verdict.rule on the best k's gain per GPU and its range: enable, marginal or disable
     token_cap: int  # tokens per rank per step (max_num_batched_tokens in force)
     prefill_s: float  # one prompt's prefill (target and drafter) on a prefill rank of tp GPUs, s
     weights_gb_per_gpu: float  # target (and drafter) weights per GPU with experts split over the EP group
@@ -159,9 +160,13 @@ def advise_scale(s: Scenario, d: Deployment, dbo_overlap: float = DBO_OVERLAP) -
     running = [r for r in rows if r.k > 0 and r.padded_requests > 0 and r.k <= max(K_TABLE, s.k or 0)]
     best = next((r for r in rows if r.k == s.k), None) if s.k is not None else max(running, key=lambda r: r.gain,
                                                                                       default=None)
-    go = best is not None and best.k > 0 and best.padded_requests > 0 and best.gain_low > 1.0
-    pasted = best.k if best is not None and (go or s.k is not None) else 0
-    return ScaleAdvice(scenario=s, deployment=d, rows=tuple(rows), best_k=pasted, verdict="enable" if go else "disable",
+    # the one decision rule (advisor.verdict.rule) on the gain per decode GPU at the deployment's concurrency, which
+    # at a fixed concurrency is also each request's decode speedup; an n-gram prior is at most marginal
+    runs = best is not None and best.k > 0 and best.padded_requests > 0
+    verdict = str(rule(best.gain, best.gain_low, best.gain, "marginal" if s.unmeasured_ngram else "enable")) \
+        if runs else "disable"
+    pasted = best.k if best is not None and (verdict != "disable" or s.k is not None) else 0
+    return ScaleAdvice(scenario=s, deployment=d, rows=tuple(rows), best_k=pasted, verdict=verdict,
                        token_cap=cap, prefill_s=prefill, weights_gb_per_gpu=(weights + draft_w) / 1e9)
 
 

@@ -53,7 +53,18 @@ def test_pasted_commands_never_carry_a_per_batch_schedule_at_dp_above_one():
 def test_the_issues_example_answers_with_per_node_commands():
     a = advise_scale(scenario(), Deployment(data_parallel_size=16, enable_expert_parallel=True, nodes=2))
     report = text(a)
-    assert "node 0:" in report and "node 1:" in report and a.verdict in ("enable", "disable")
+    assert "node 0:" in report and "node 1:" in report and a.verdict in ("enable", "marginal", "disable")
     doc = to_json(a)
     assert '"schema": "specadvisor.scale/1"' in doc and "NaN" not in doc
     assert a.rows[0].requests_per_rank == 128 and np.isfinite(a.rows[0].tpot_s)
+
+
+def test_the_verdict_is_the_one_rule_on_the_gain_per_gpu():
+    from advisor.verdict import rule
+
+    for alpha in (0.5, 0.8, 0.95):
+        a = advise_scale(scenario(alpha=alpha, batch=16 * 64), Deployment(data_parallel_size=16, nodes=2,
+                                                                           enable_expert_parallel=True))
+        best = max((r for r in a.rows if r.k > 0), key=lambda r: r.gain)
+        assert a.verdict == str(rule(best.gain, best.gain_low, best.gain))
+        assert (a.best_k == best.k) == (a.verdict != "disable")
