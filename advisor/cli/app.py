@@ -24,6 +24,7 @@ from advisor.cli.bench import check
 from advisor.cli.calibrate import calibrate
 from advisor.cli.needs import GPU_MEMORY_HELP, engine_imports, require
 from advisor.cli.observe import observe
+from advisor.cli.preflight import preflight
 from advisor.cli.options import Method, scenario_command  # noqa: F401  (Method: kept importable from here)
 from advisor.errors import InputError
 
@@ -168,6 +169,7 @@ def validate(
 app.command("calibrate", short_help="Fit the cost model to your vLLM's step times.")(calibrate)
 app.command("check", short_help="Predicted vs measured on your own vllm bench serve runs.")(check)
 app.command("observe", short_help="Advice from the traffic a running vLLM server gets.")(observe)
+app.command("preflight", short_help="Check a vllm serve command against what vLLM 0.32 refuses or drops.")(preflight)
 
 
 class Kind(str, Enum):
