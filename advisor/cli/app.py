@@ -41,26 +41,28 @@ class Format(str, Enum):
     markdown = "markdown"
 
 
-@app.command(short_help="Go/no-go, k, and the vLLM flags for one workload.")
-@scenario_command
+@app.command(short_help="Go/no-go, k, and the vLLM flags for one workload (or every method compared).")
+@scenario_command(compares=True)
 def recommend(
     scenario: "Scenario",
     format: Format = typer.Option(Format.text, "--format", help="text, json or markdown."),
 ) -> None:
-    """Go/no-go on speculative decoding for one workload, with the vLLM flags to paste."""
+    """Go/no-go on speculative decoding for one workload, with the vLLM flags to paste. --method compare: every
+    method that applies, each at its best k, and the one its interval separates from the rest (if any)."""
     from advisor.advise import advise
-    from advisor.recommendation import from_advice
+    from advisor.recommendation import Recommendation, from_advice
+    from advisor.render.comparison import comparison_markdown, comparison_text
     from advisor.render.report import markdown, text
 
-    result = from_advice(advise(scenario))
+    result = scenario if isinstance(scenario, Recommendation) else from_advice(advise(scenario))
     if format is Format.json:
         from advisor.recommendation_json import to_json
 
         typer.echo(to_json(result))
     elif format is Format.markdown:
-        typer.echo(markdown(result), nl=False)
+        typer.echo(comparison_markdown(result) + markdown(result), nl=False)
     else:
-        typer.echo(text(result), nl=False)
+        typer.echo(comparison_text(result) + text(result), nl=False)
 
 
 class PlotKind(str, Enum):
