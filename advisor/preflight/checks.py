@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from advisor.methods import TEXT_LOOKUP
+from advisor.model.diagnosis import past_trained_context
 from advisor.model.hardware import Hardware
 from advisor.model.modelspec import ModelSpec
 from advisor.preflight.command import Serve
@@ -122,8 +123,7 @@ def head_context(c: Context) -> Finding | None:
     longest = c.max_model_len
     if longest is None or longest <= c.draft.max_context:
         return None
-    return Finding("head_context", True, f"{c.draft.name} was trained on {c.draft.max_context} positions and "
-                   f"--max-model-len is {longest}: vLLM stretches its rotary cache and it drafts past what it learnt",
+    return Finding("head_context", True, past_trained_context(c.draft.name, c.draft.max_context, longest),
                    "config/speculative.py _maybe_override_draft_max_position_embeddings",
                    f"--max-model-len {c.draft.max_context}, or a head trained on longer context")
 

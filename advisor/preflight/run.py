@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from advisor.errors import InputError
 from advisor.methods import MTP_ALIASES, MODELLED, NOT_MODELLED
@@ -31,8 +32,10 @@ class Report:
         return any(f.problem for f in self.findings)
 
 
+@cache
 def _profile(name: str):
-    """A model's profile by name, Hugging Face id or directory; None when it is none of them."""
+    """A model's profile by name, Hugging Face id or directory; None when it is none of them (kept: a miss reads
+    every profile's aliases)."""
     try:
         return load_model(name)
     except InputError:

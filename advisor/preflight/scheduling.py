@@ -63,14 +63,16 @@ def token_budget(c: Context) -> Finding | None:
     """max_num_batched_tokens below max_num_seqs·(k+1). vLLM 0.32 schedules each decoding request's k+1 tokens (plus
     a draft model's extra slot) out of one step's max_num_batched_tokens (v1/core/sched/scheduler.py `schedule`,
     token_budget; vllm/config/vllm.py warns only below 8192), so past budget/(k+1) requests the rest wait a step.
-    The DeepEP low-latency case has its own check."""
+    A problem when the command sets either limit (it asks for more verifications a step than it allows); a note
+    under vLLM's device defaults, whose max_num_seqs most workloads never reach. DeepEP low latency: its own check."""
     if not c.serve.speculative or c.batched_dp_moe:
         return None
     budget, seqs = c.limits
     per_request = c.serve.k + 1 + draft_slots(c.serve.method or "")
     if budget >= seqs * per_request:
         return None
-    return Finding("token_budget", True, f"max_num_batched_tokens {budget} < max_num_seqs {seqs} x {per_request} "
+    explicit = c.serve.max_num_batched_tokens is not None or c.serve.max_num_seqs is not None
+    return Finding("token_budget", explicit, f"max_num_batched_tokens {budget} < max_num_seqs {seqs} x {per_request} "
                    f"tokens a verification: at most {budget // per_request} requests verify per step",
                    "v1/core/sched/scheduler.py schedule (token_budget)",
                    f"--max-num-batched-tokens {seqs * per_request}, or --max-num-seqs {budget // per_request}")
