@@ -33,14 +33,18 @@ def compare_from_options(flags: dict):
             rows.append(MethodRow(method=method, draft=draft, verdict="refused", k=0, e2e=None, memory_gb=0.0,
                                   concurrency=0, fits=False, dominant="", note=str(exc)))
             continue
-        m = r.memory
         row = MethodRow(method=method, draft=draft, verdict=r.verdict, k=r.shown_k, e2e=r.interval.e2e,
-                        memory_gb=round(max(m.kv_budget_baseline_gb - m.kv_budget_spec_gb, 0.0), 3),
-                        concurrency=m.max_concurrency_spec, fits=m.fits_spec, dominant=r.interval.dominant, note="")
+                        memory_gb=0.0, concurrency=r.memory.max_concurrency_spec, fits=r.memory.fits_spec,
+                        dominant=r.interval.dominant, note="")
         rows.append(row)
         results[label(row)] = r
     if not results:
         raise InputError("no method can be served here: " + "; ".join(f"{label(r)}: {r.note}" for r in rows))
+    # Each recommendation sizes its baseline with its own method's runtime reserve; the plain engine is the one
+    # with the most KV cache left (a text lookup's), and each method's memory is what it takes from that.
+    plain = max(results.values(), key=lambda r: r.memory.kv_budget_baseline_gb).memory
+    rows = [row if row.verdict == "refused" else replace(row, memory_gb=round(max(
+        plain.kv_budget_baseline_gb - results[label(row)].memory.kv_budget_spec_gb, 0.0), 3)) for row in rows]
+    comparison = decide(rows, plain.max_concurrency_baseline)
     first = next(iter(results.values()))
-    comparison = decide(rows, first.memory.max_concurrency_baseline)
     return replace(results.get(comparison.picked, first), comparison=comparison)

@@ -27,6 +27,8 @@ def preflight(
     measured_k: Optional[int] = typer.Option(None, "--measured-k", help="The k the acceptance was measured at."),
     gpu: str = typer.Option("rtx-pro-6000-blackwell", "--gpu", help="Where it runs (vLLM's batch defaults depend "
                             "on the GPU class), or auto."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when a problem is found (report only; "
+                                   "bad input still exits 2)."),
 ) -> None:
     """Check a speculative `vllm serve` against every known problem in vLLM 0.32: one line each with why, the vLLM
     source file that decides it, and the fix. Exit 0 when clean, 1 when a problem is found, 2 on bad input."""
@@ -44,11 +46,11 @@ def preflight(
         serve = from_config(speculative_config, model, max_model_len=max_model_len, structured=structured)
     else:
         serve = parse_serve(sys.stdin.read() if command == "-" else command, structured=structured)
+    from advisor.render.wrap import paragraph, terminal_width
+
     report = run(serve, gpu=gpu, measured_k=measured_k)
-    for finding in report.findings:
-        typer.echo(finding.line())
-    for line in report.skipped:
-        typer.echo(f"not checked: {line}")
-    if not report.findings:
-        typer.echo("clean: no known problem for vLLM 0.32")
-    raise typer.Exit(1 if report.failed else 0)
+    lines = [f.line() for f in report.findings] + [f"not checked: {line}" for line in report.skipped]
+    width = terminal_width()
+    for line in lines or ["clean: no known problem for vLLM 0.32"]:
+        typer.echo(paragraph(line, width, rest="  "))
+    raise typer.Exit(1 if report.failed and not exit_zero else 0)

@@ -102,15 +102,16 @@ def pd_unverified_drafts(c: Context) -> Finding | None:
 def eagle3_as_eagle(c: Context) -> Finding | None:
     """An EAGLE-3 head served as method "eagle". vLLM 0.32 infers the method from the draft's name only when none is
     given (vllm/config/speculative.py `SpeculativeConfig.__post_init__`, "Automatically detect the method"); an
-    explicit "eagle" is kept, the head gets one target layer's hidden state instead of three fused, and accepts
-    almost nothing, with no warning."""
+    explicit "eagle" is kept, and the head's architecture is renamed Eagle{arch} (vllm/transformers_utils/configs/
+    eagle.py `EAGLEConfig`): LlamaForCausalLMEagle3 becomes EagleLlamaForCausalLMEagle3, which vLLM's model registry
+    does not list. A head that loads as eagle anyway is not served as trained (SGLang ran one at AL exactly 1.0)."""
     model = str(c.serve.speculative.get("model", ""))
     eagle3 = (c.draft is not None and c.draft.is_eagle3) or "eagle3" in model.lower()
     if c.serve.method != "eagle" or not eagle3:
         return None
-    return Finding("eagle3_as_eagle", True, f"{model or 'the draft'} is an EAGLE-3 head served as eagle: it gets the"
-                   " wrong hidden states and accepts almost nothing", "config/speculative.py SpeculativeConfig."
-                   "__post_init__", 'set "method": "eagle3"')
+    return Finding("eagle3_as_eagle", True, f"{model or 'the draft'} is an EAGLE-3 head served as eagle: vLLM renames "
+                   "its architecture Eagle{arch}, which it does not list, and an EAGLE-3 head run as EAGLE-1 is not "
+                   "served as trained", "transformers_utils/configs/eagle.py EAGLEConfig", 'set "method": "eagle3"')
 
 
 def head_context(c: Context) -> Finding | None:

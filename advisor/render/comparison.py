@@ -27,7 +27,7 @@ def decision(c: Comparison) -> list[str]:
     else:
         lines = ["off: no method gains at any k here; leave speculation off"]
     lines.append(f"concurrency: full-length requests the KV cache holds with each ({c.baseline_concurrency} without "
-                 "speculation); memory: what each takes from the KV cache, per GPU")
+                 "speculation); memory: what each takes from the plain engine's KV cache, per GPU")
     return lines + [f"refused: {label(r)}: {r.note}" for r in c.rows if r.verdict == "refused"]
 
 
@@ -43,7 +43,7 @@ def comparison_text(r: Recommendation, width: int | None = None) -> str:
                                    for i, (cell, w) in enumerate(zip(cells, widths)))
     out = ["every method at its best k:", line(list(COLUMNS)), line(["-" * w for w in widths])]
     out += [line(cells) for cells in rows]
-    out += ["", *(paragraph(text, width, rest="  ") for text in decision(c)), ""]
+    out += [*(paragraph(text, width, rest="  ") for text in decision(c)), ""]
     out.append(f"--- {c.picked or label(c.rows[0])}: its recommendation ---")
     return "\n".join(out) + "\n"
 

@@ -16,7 +16,7 @@ def run(*args: str) -> tuple[int, str]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         code = main(["preflight", *args])
-    return code, out.getvalue()
+    return code, out.getvalue().replace("\n  ", " ")  # each finding is one line, wrapped to the terminal
 
 
 def serve(model: str, config: dict | None, *flags: str) -> str:
@@ -122,3 +122,9 @@ def test_an_unknown_model_is_said_and_the_rest_still_checked():
     code, out = run(serve("someone/private-model", {**SCHEDULE, "model": "someone/private-head"},
                           "--data-parallel-size 2"))
     assert code == 1 and "[schedule_data_parallel]" in out and "not checked: someone/private-model" in out
+
+
+def test_exit_zero_reports_and_exits_0():
+    trigger = CASES["head_context"][1]
+    code, out = run(*trigger, "--exit-zero")
+    assert code == 0 and "problem [head_context]" in out
