@@ -72,6 +72,14 @@ def _json(flag: str, text: str) -> dict:
     return value
 
 
+def _scalar(text: str):
+    """A dotted --speculative-config.KEY value: JSON where it reads as JSON (3, true, [..]), else the text."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
 def _int(flag: str, text: str) -> int:
     try:
         value = int(text)
@@ -99,7 +107,17 @@ def parse_serve(line: str, *, structured: bool = False) -> Serve:
     i = 0
     while i < len(words):
         flag, eq, value = words[i].partition("=")
-        if flag in _SWITCHES:
+        if flag.startswith("--"):  # vLLM's parser reads --max_model_len as --max-model-len
+            head, dot, key = flag.partition(".")
+            flag = head.replace("_", "-") + dot + key
+        if flag.startswith("--speculative-config."):  # vLLM's dotted form: --speculative-config.method eagle3
+            if not eq:
+                if i + 1 >= len(words):
+                    raise InputError(f"{flag} needs a value")
+                i += 1
+                value = words[i]
+            fields.setdefault("speculative", {})[flag.partition(".")[2]] = _scalar(value)
+        elif flag in _SWITCHES:
             name, on = _SWITCHES[flag]
             fields[name] = on
         elif flag in _VALUED:

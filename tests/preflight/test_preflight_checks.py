@@ -128,3 +128,9 @@ def test_exit_zero_reports_and_exits_0():
     trigger = CASES["head_context"][1]
     code, out = run(*trigger, "--exit-zero")
     assert code == 0 and "problem [head_context]" in out
+
+
+def test_vllms_dotted_and_underscored_spellings_are_read():
+    code, out = run("vllm serve meta-llama/Llama-3.1-8B-Instruct --max_model_len 8192 --speculative-config.method "
+                    f"eagle3 --speculative-config.model {HEAD3} --speculative-config.num_speculative_tokens 3")
+    assert code == 1 and "[head_context]" in out and "8192" in out
