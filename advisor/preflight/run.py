@@ -12,6 +12,7 @@ from advisor.preflight import checks, scheduling
 from advisor.preflight.checks import Context, Finding
 from advisor.preflight.command import Serve
 from advisor.profiles.catalog import load_hardware, load_model
+from advisor.profiles.drafters import kind_for, match
 from advisor.profiles.localgpu import resolve_gpu
 from advisor.vllm import MAX_K
 
@@ -40,6 +41,14 @@ def _profile(name: str):
         return load_model(name)
     except InputError:
         return None
+
+
+def _published_k(method: str | None, target, draft) -> int | None:
+    """The longest k of the drafter catalog's figures for the served drafter (None: not in the catalog)."""
+    if target is None or method not in ("eagle", "eagle3", "mtp", "draft_model"):
+        return None
+    found = match(kind_for(method), draft, target)
+    return max(f.k for f in found.figures) if found is not None else None
 
 
 def _check_config(serve: Serve) -> None:
@@ -71,6 +80,7 @@ def preflight(serve: Serve, *, gpu: str, measured_k: int | None = None) -> Repor
                        "context, vocabulary and layers are skipped")
     if model and draft is None:
         skipped.append(f"the draft {model} is not a profile: the checks of its context and vocabulary are skipped")
-    ctx = Context(serve=serve, target=target, draft=draft, gpu=hw, cpu=is_cpu(hw), measured_k=measured_k)
+    ctx = Context(serve=serve, target=target, draft=draft, gpu=hw, cpu=is_cpu(hw), measured_k=measured_k,
+                  published_k=_published_k(serve.method, target, draft))
     found = tuple(f for f in (check(ctx) for check in CHECKS) if f is not None)
     return Report(findings=found, skipped=tuple(skipped))

@@ -49,14 +49,24 @@ def schedule_data_parallel(c: Context) -> Finding | None:
 def k_beyond_measured(c: Context) -> Finding | None:
     """num_speculative_tokens beyond the k the acceptance was measured at. vLLM 0.32 counts acceptance per draft
     position only up to the k it runs (v1/spec_decode/metrics.py, `num_accepted_tokens_per_pos`), so a measurement
-    at k says nothing of positions past k: a longer k rests on an extrapolation."""
-    if c.measured_k is None or not c.serve.speculative or c.serve.k <= c.measured_k:
+    at k says nothing of positions past k: a longer k rests on an extrapolation. A problem past --measured-k; a note
+    past the longest k the drafter catalog's published figures for the drafter were taken at."""
+    if not c.serve.speculative:
         return None
-    return Finding("k_beyond_measured", True, f"num_speculative_tokens {c.serve.k} is beyond the k={c.measured_k} "
-                   f"the acceptance was measured at: positions {c.measured_k + 1}-{c.serve.k} are unmeasured",
-                   "v1/spec_decode/metrics.py (acceptance per position < k)",
-                   f"num_speculative_tokens {c.measured_k}, or measure at {c.serve.k} "
-                   "(`specadvisor acceptance measure`)")
+    k = c.serve.k
+    if c.measured_k is not None:
+        if k <= c.measured_k:
+            return None
+        return Finding("k_beyond_measured", True, f"num_speculative_tokens {k} is beyond the k={c.measured_k} the "
+                       f"acceptance was measured at: positions {c.measured_k + 1}-{k} are unmeasured",
+                       "v1/spec_decode/metrics.py (acceptance per position < k)",
+                       f"num_speculative_tokens {c.measured_k}, or measure at {k} (`specadvisor acceptance measure`)")
+    if c.published_k is None or k <= c.published_k:
+        return None
+    return Finding("k_beyond_measured", False, f"num_speculative_tokens {k}: the published figures for this drafter "
+                   f"stop at k={c.published_k} (`specadvisor list drafters`), so positions {c.published_k + 1}-{k} "
+                   "are extrapolated", "v1/spec_decode/metrics.py (acceptance per position < k)",
+                   f"measure at k={k} on your traffic (`specadvisor acceptance measure`), then give --measured-k")
 
 
 def token_budget(c: Context) -> Finding | None:

@@ -134,3 +134,10 @@ def test_vllms_dotted_and_underscored_spellings_are_read():
     code, out = run("vllm serve meta-llama/Llama-3.1-8B-Instruct --max_model_len 8192 --speculative-config.method "
                     f"eagle3 --speculative-config.model {HEAD3} --speculative-config.num_speculative_tokens 3")
     assert code == 1 and "[head_context]" in out and "8192" in out
+
+
+def test_a_k_past_the_published_figures_is_a_note():
+    code, out = run(serve(L8, {**EAGLE3, "num_speculative_tokens": 12}, "--max-model-len 2048"))
+    assert code == 0 and "note [k_beyond_measured]" in out and "stop at k=" in out
+    code, out = run(serve(L8, {**EAGLE3, "num_speculative_tokens": 2}, "--max-model-len 2048"))
+    assert "[k_beyond_measured]" not in out
