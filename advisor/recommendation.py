@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from advisor.advise import Advice, times_at
+from advisor.comparison import Comparison
 from advisor.model.enginecost import is_cpu
 from advisor.recommendation_interval import Closed as _Closed
 from advisor.recommendation_interval import Interval, interval_of, optional
@@ -173,6 +174,8 @@ class Recommendation(_Closed):
     gpu_caveats: tuple[str, ...]
     warnings: tuple[str, ...]  # what makes the answer suspect before any number (a mis-served head, acceptance far
     # below what the drafter reaches elsewhere); empty when nothing does
+    # `--method compare`: every method at its best k, and which one this recommendation is for; null otherwise
+    comparison: Comparison | None = None
 
 
 def _gb(nbytes: float) -> float:

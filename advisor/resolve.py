@@ -7,7 +7,7 @@ from dataclasses import replace
 from advisor.errors import InputError
 from advisor.methods import TEXT_LOOKUP, canonical
 from advisor.model.borrowed import caveats, mark
-from advisor.model.diagnosis import misserved_head
+from advisor.model.diagnosis import misserved_head, past_trained_context
 from advisor.model.drafters import mtp_head
 from advisor.model.enginecost import EngineCost
 from advisor.model.hardware import Hardware
@@ -151,6 +151,9 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
     acc = resolve_acceptance(acceptance, temperature, read_metrics, pair)
     if misserved:  # said before any number: a server running it as EAGLE-1 would not serve it as trained
         acc = replace(acc, warnings=(misserved_head(draft_spec.name), *acc.warnings))
+    trained = draft_spec.max_context if draft_spec is not None and draft_spec.kind == "eagle_head" else None
+    if trained is not None and longest > trained:  # the pasted --max-model-len is prompt + output
+        acc = replace(acc, warnings=(*acc.warnings, past_trained_context(draft_spec.name, trained, longest)))
     draft_dtype = "bf16"
     if draft_spec is not None and draft_spec.kind == "mtp_head":
         draft_dtype = target_dtype  # MTP layers ship in the target's checkpoint, quantized with it

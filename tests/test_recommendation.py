@@ -93,7 +93,10 @@ def test_missing_or_mistyped_keys_are_refused(rec):
 def test_the_committed_schema_is_generated_from_the_dataclasses():
     assert SCHEMA_FILE.read_text() == schema_text(), "run: python -m advisor.recommendation_json"
     schema = json.loads(schema_text())
-    assert schema["required"] == [f.name for f in dataclasses.fields(Recommendation)]
+    # every field is required but the ones added later with a default (additive: an older document still reads)
+    assert schema["required"] == [f.name for f in dataclasses.fields(Recommendation)
+                                  if f.default is dataclasses.MISSING]
+    assert "comparison" in schema["properties"] and "comparison" not in schema["required"]
     assert schema["additionalProperties"] is False
     assert all(part["additionalProperties"] is False for part in schema["$defs"].values())
 

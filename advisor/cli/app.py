@@ -24,6 +24,7 @@ from advisor.cli.bench import check
 from advisor.cli.calibrate import calibrate
 from advisor.cli.needs import GPU_MEMORY_HELP, engine_imports, require
 from advisor.cli.observe import observe
+from advisor.cli.preflight import preflight
 from advisor.cli.options import Method, scenario_command  # noqa: F401  (Method: kept importable from here)
 from advisor.cli.scale import deployment_options
 from advisor.errors import InputError
@@ -41,28 +42,30 @@ class Format(str, Enum):
     markdown = "markdown"
 
 
-@app.command(short_help="Go/no-go, k, and the vLLM flags for one workload.")
-@scenario_command
+@app.command(short_help="Go/no-go, k, and the vLLM flags for one workload (or every method compared).")
+@scenario_command(compares=True)
 @deployment_options
 def recommend(
     scenario: "Scenario",
     format: Format = typer.Option(Format.text, "--format", help="text, json or markdown."),
 ) -> None:
-    """Go/no-go on speculative decoding for one workload, with the vLLM flags to paste. Beyond one GPU group
-    (`advisor.cli.scale`: DP, EP, PD, nodes), per decode GPU with one command per node."""
+    """Go/no-go on speculative decoding for one workload, with the vLLM flags to paste. --method compare: every
+    method that applies, each at its best k, and the one its interval separates from the rest (if any). Beyond one
+    GPU group (`advisor.cli.scale`: DP, EP, PD, nodes), per decode GPU with one command per node."""
     from advisor.advise import advise
-    from advisor.recommendation import from_advice
+    from advisor.recommendation import Recommendation, from_advice
+    from advisor.render.comparison import comparison_markdown, comparison_text
     from advisor.render.report import markdown, text
 
-    result = from_advice(advise(scenario))
+    result = scenario if isinstance(scenario, Recommendation) else from_advice(advise(scenario))
     if format is Format.json:
         from advisor.recommendation_json import to_json
 
         typer.echo(to_json(result))
     elif format is Format.markdown:
-        typer.echo(markdown(result), nl=False)
+        typer.echo(comparison_markdown(result) + markdown(result), nl=False)
     else:
-        typer.echo(text(result), nl=False)
+        typer.echo(comparison_text(result) + text(result), nl=False)
 
 
 class PlotKind(str, Enum):
@@ -171,6 +174,7 @@ def validate(
 app.command("calibrate", short_help="Fit the cost model to your vLLM's step times.")(calibrate)
 app.command("check", short_help="Predicted vs measured on your own vllm bench serve runs.")(check)
 app.command("observe", short_help="Advice from the traffic a running vLLM server gets.")(observe)
+app.command("preflight", short_help="Check a vllm serve command against what vLLM 0.32 refuses or drops.")(preflight)
 
 
 class Kind(str, Enum):

@@ -16,6 +16,7 @@ from typing import Optional
 
 import typer
 
+from advisor.errors import InputError
 from advisor.vllm import GPU_MEMORY_UTILIZATION, MAX_K
 
 
@@ -39,7 +40,8 @@ SCENARIO_OPTIONS = [
                                                  "Default: Llama-3.2-1B for the default target, else a same-family model.")),
     # a plain string: resolve says in one line why a vLLM method is not modelled, which a choice list cannot
     _option("method", str, typer.Option("draft_model", help="How drafts are proposed: draft_model, eagle, eagle3, mtp, "
-                                        "ngram, ngram_gpu, suffix (`specadvisor list methods`).")),
+                                        "ngram, ngram_gpu, suffix (`specadvisor list methods`); recommend also takes compare: "
+                                        "every method that applies.")),
     _option("gpu", str, typer.Option("rtx-pro-6000-blackwell", help="GPU profile name (`specadvisor list hardware`), or auto (detect via NVML).")),
     _option("num_gpus", int, typer.Option(1, help="GPUs for tensor parallelism.")),
     _option("batch", int, typer.Option(1, help="Concurrent requests.")),
@@ -93,9 +95,12 @@ def _read_metrics(source: str, temperature: float, measured_temperature: float |
     return acceptance_from_metrics(source, temperature, measured_temperature)
 
 
-def scenario_command(func):
+def scenario_command(func=None, *, compares: bool = False):
     """Decorate a typer command that takes `scenario` (plus its own options): the shared flags are added to its
-    CLI and built into a Scenario before it runs. Apply it below `@app.command()`."""
+    CLI and built into a Scenario before it runs. Apply it below `@app.command()`. With `compares`, --method compare
+    hands it a Recommendation instead: every method compared (advisor/cli/compare.py)."""
+    if func is None:
+        return functools.partial(scenario_command, compares=compares)
     # The command's own annotations may name Scenario only for type checkers; it is never a CLI parameter.
     hints = typing.get_type_hints(func, localns={"Scenario": object})
     own = [p.replace(annotation=hints.get(p.name, p.annotation))
@@ -111,6 +116,12 @@ def scenario_command(func):
         flags = {name: kwargs.pop(name) for name in SCENARIO_NAMES}
         if wants_flags:  # the flags as typed, for what a Scenario does not keep (e.g. a limit left to vLLM)
             kwargs["scenario_flags"] = dict(flags)
+        if flags["method"].strip().lower() == "compare":
+            if not compares:
+                raise InputError(f"--method compare works with `recommend` only, not `{func.__name__}`")
+            from advisor.cli.compare import compare_from_options
+
+            return func(scenario=compare_from_options(flags), **kwargs)
         return func(scenario=build_from_options(**flags), **kwargs)
 
     command.__signature__ = inspect.Signature(params)

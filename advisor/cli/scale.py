@@ -51,6 +51,13 @@ def deployment_options(func):
         from advisor.model.deployment import Deployment
 
         shape = {name: kwargs.pop(name) for name in DEPLOYMENT_NAMES}
+        if not hasattr(scenario, "setup"):  # --method compare: a Recommendation of every method, for one GPU group
+            if any(shape[p.name] != p.default.default for p in DEPLOYMENT_OPTIONS):
+                from advisor.errors import InputError
+
+                raise InputError("--method compare answers for one GPU group: name one --method to size a "
+                                 "deployment with DP, EP, PD or several nodes")
+            return func(scenario=scenario, **kwargs)
         deployment = Deployment(
             tensor_parallel_size=scenario.setup.tp, data_parallel_size=shape["data_parallel_size"],
             enable_expert_parallel=shape["enable_expert_parallel"], all2all_backend=shape["all2all_backend"],

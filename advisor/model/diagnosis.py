@@ -32,6 +32,14 @@ def misserved_head(draft: str) -> str:
             "SGLang ran such a head at AL exactly 1.0, PR #21272): use --method eagle3")
 
 
+def past_trained_context(head: str, trained: int, max_model_len: int) -> str:
+    """The warning for an EAGLE head asked to draft past the context it was trained on: vLLM 0.32 stretches its
+    rotary cache to the target's max_model_len without a word (vllm/config/speculative.py
+    `_maybe_override_draft_max_position_embeddings`), and such a head drafts badly past it (SGLang #6783)."""
+    return (f"{head} was trained on {trained} positions and --max-model-len is {max_model_len}: vLLM stretches its "
+            "rotary cache and it drafts past what it learnt, so acceptance on longer requests is below its prior")
+
+
 def likely_causes(f: PairFacts) -> list[str]:
     """The causes to check, those this pair shows first (said as found), then the usual ones."""
     found, usual = [], []

@@ -19,11 +19,13 @@ from pathlib import Path
 import numpy as np
 
 from advisor.advise import K_TABLE, advise
+from advisor.comparison import COMPARE, candidates
 from advisor.errors import InputError
 from advisor.measured.from_metrics import acceptance_from_metrics
 from advisor.model import capacity as cap
 from advisor.model import memory
 from advisor.recommendation import Recommendation, from_advice
+from advisor.profiles.catalog import load_model
 from advisor.resolve import AcceptanceInput, build_scenario
 from advisor.schedule import schedule
 from advisor.review.plan import Deployment, Plan, Workload
@@ -193,7 +195,29 @@ def _recommend(base: Side, spec: Side, advice: Recommendation) -> tuple[str, str
 
 def review(plan: Plan, source: str | Path) -> Review:
     base_dir = Path(source).resolve().parent
+    plan = compared(plan)
     return Review(plan, str(source), [review_pair(w, d, base_dir) for w in plan.workload for d in plan.deployment])
+
+
+def compared(plan: Plan) -> Plan:
+    """A deployment with `method = "compare"` becomes one deployment per method that applies to its target
+    (`advisor.comparison.candidates`), named "NAME: method (drafter)", each sized like any other. A measured
+    acceptance belongs to one drafter, so such a plan's workloads must name a task prior."""
+    if all(d.method.strip().lower() != COMPARE for d in plan.deployment):
+        return plan
+    measured = [w.name for w in plan.workload if w.acceptance.task is None]
+    if measured:
+        raise InputError(f"a deployment compares methods, so every workload's acceptance must be a task prior (a "
+                         f"measured one belongs to one drafter): {', '.join(measured)}")
+    out = []
+    for d in plan.deployment:
+        if d.method.strip().lower() != COMPARE:
+            out.append(d)
+            continue
+        for method, draft in candidates(load_model(d.target), d.draft):
+            name = f"{d.name}: {method}" + (f" ({draft})" if draft else "")
+            out.append(d.model_copy(update={"name": name, "method": method, "draft": draft}))
+    return plan.model_copy(update={"deployment": out})
 
 
 def totals(r: Review) -> list[dict]:

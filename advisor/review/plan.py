@@ -101,7 +101,9 @@ class Deployment(Strict):
     tensor_parallel: int = Field(1, gt=0)  # GPUs per vLLM instance (replica)
     target: str  # model profile name or directory
     draft: str | None = None  # draft model / EAGLE head (default: chosen as `recommend` does)
-    method: str = "draft_model"  # any method `specadvisor list methods` models (resolve refuses the others)
+    # any method `specadvisor list methods` models (resolve refuses the others), or "compare": one deployment per
+    # method that applies to the target (review.evaluate.compared)
+    method: str = "draft_model"
     usd_per_gpu_hour: float | None = Field(None, ge=0)
     gpu_memory_utilization: float = Field(GPU_MEMORY_UTILIZATION, gt=0, le=1)
     # caps concurrency per replica; None: what `vllm serve` sets for the GPU's class (advisor.vllm.batch_defaults)

@@ -272,8 +272,30 @@ def test_observe_numeric_flags(flags):
     assert _check(["observe", "http://127.0.0.1:9", *pair, *flags]) == 2
 
 
+SERVE_FLAGS = ["--max-model-len", "--max-num-seqs", "--max-num-batched-tokens", "-tp", "--data-parallel-size"]
+
+
+@settings(max_examples=25, **SETTINGS)
+@given(_flags(numeric_flags(("preflight",))), st.dictionaries(st.sampled_from(SERVE_FLAGS), INTS),
+       st.one_of(INTS, st.just("null"), st.just("true"), st.just('"3"')))
+def test_preflight_numeric_flags(flags, serve_flags, k):
+    """Its own flags, the numbers inside the pasted command, and num_speculative_tokens in the JSON."""
+    line = " ".join(["vllm serve meta-llama/Llama-3.1-8B-Instruct", *(f"{f} {v}" for f, v in serve_flags.items()),
+                     "--speculative-config '{\"method\":\"eagle3\",\"model\":\"yuhuili/EAGLE3-LLaMA3.1-"
+                     f"Instruct-8B\",\"num_speculative_tokens\":{k}}}'"])
+    _check(["preflight", line, "--exit-zero", *flags])
+
+
+@settings(max_examples=6, **SETTINGS)
+@given(_flags(SCENARIO))
+def test_recommend_compare_numeric_flags(flags):
+    """--method compare runs every method on the same flags: one refusal line, or a table."""
+    _check(["recommend", "--method", "compare", "--prompt-len", "500", "--out-len", "100", "--format", "json",
+            *flags])  # a fuzzed --prompt-len or --out-len comes later and wins
+
+
 FUZZED = {("recommend",), ("plot",), ("acceptance", "ngram"), ("calibrate",), ("validate",), ("acceptance", "measure"),
-          ("make-test-pair",), ("observe",)}
+          ("make-test-pair",), ("observe",), ("preflight",)}
 
 
 def test_every_numeric_flag_is_fuzzed():
