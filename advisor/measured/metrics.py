@@ -70,6 +70,8 @@ def _capped(data: bytes, origin: str) -> str:
     """The text of a read of at most MAX_BYTES + 1 bytes; one byte more than the cap means there was more."""
     if len(data) > MAX_BYTES:
         raise InputError(f"{origin} sent more than {MAX_BYTES // 2**20} MiB: that is not a vLLM /metrics page")
+    if b"\0" in data:
+        raise InputError(f"{origin} holds binary data, not the Prometheus text of a vLLM /metrics page")
     return data.decode("utf-8", errors="replace")
 
 
