@@ -78,10 +78,13 @@ def binding(s: Scenario, conc: np.ndarray, k: int) -> str:
 
 
 def checks(s: Scenario, m: MemoryBudget, break_even_alpha: float | None, ranges: list[tuple[int, int]],
-           prefill_fraction: float, conc: np.ndarray, k: int, throughput: float, limit: int) -> list[Check]:
+           prefill_fraction: float, conc: np.ndarray, k: int, throughput: float, limit: int,
+           draft_prefill: tuple[float, float] = (0.0, 0.0)) -> list[Check]:
     """The four checks at the evaluated k (k = 1 when off, to show what the draft would cost), each about the
     requests that run at once (`conc[k]`), over the batches 1..`limit` that can. Where speculation at k does not
-    fit, no check passes: there is no speedup for any of them to speak of."""
+    fit, no check passes: there is no speedup for any of them to speak of. `draft_prefill`: (seconds the drafter
+    spends on the prompts, seconds speculation saves in decode) at k, for the batch running at once; decode_share
+    fails when the first is the larger (a long prompt the draft must prefill too)."""
     acc = s.acceptance
     running = int(conc[k])
     fits = m.fits and conc[0] >= 1 and running >= 1
@@ -124,7 +127,11 @@ def checks(s: Scenario, m: MemoryBudget, break_even_alpha: float | None, ranges:
     dominant = "prefill dominates" if decode < DECODE_SHARE_OK else "decode dominates"
     split = (f"{dominant}: decode is {decode:.0%} of the baseline request, prefill {prefill_fraction:.0%} "
              f"({s.prompt_len} prompt -> {s.out_len} output tokens)")
-    if fits:
+    cost, saved = draft_prefill
+    if fits and 0.0 < saved <= cost:
+        share = Check("decode_share", False, f"{split}; the drafter prefills the prompts too: "
+                      f"{cost * 1e3:.0f} ms, more than the {saved * 1e3:.0f} ms speculation at k={k} saves in decode")
+    elif fits:
         share = Check("decode_share", decode >= DECODE_SHARE_OK,
                       f"{split}; speculation only speeds up decode, so even infinitely fast decoding would gain at "
                       f"most {ceiling} end to end")

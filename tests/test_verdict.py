@@ -283,3 +283,12 @@ def test_25_6_the_vram_check_says_why_ngram_holds_more_requests_on_a_sliding_win
     assert "async scheduling off" in vram.detail
     plain = advise(build_scenario(method="ngram", prompt_len=30000, out_len=1000, batch=256))  # no window: no note
     assert "async scheduling" not in next(c for c in plain.checks if c.name == "vram").detail
+
+
+def test_a_long_prompt_the_draft_must_prefill_fails_a_check():
+    """Issue 36 #5: DISABLE under four PASS checks; the draft's prefill of a 14,764-token prompt was the cause."""
+    a = advise(build_scenario(target="qwen2.5-1.5b-instruct", draft="qwen2.5-0.5b-instruct", gpu="l40s", batch=3,
+                              prompt_len=14764, out_len=121, acceptance=AcceptanceInput(alpha=0.58)))
+    assert a.verdict == "disable"
+    failed = [c for c in a.checks if not c.ok]
+    assert [c.name for c in failed] == ["decode_share"] and "drafter prefills the prompts too" in failed[0].detail
