@@ -148,7 +148,11 @@ def decide(s: Scenario, m: MemoryBudget, k: int, e2e: np.ndarray, low: float, th
     throughput speedup at k, each k's concurrency (`conc`), which k the advisor may choose (`choosable`,
     `advise.candidates`: default every k), and what would narrow the interval most (`narrow`, said when marginal)."""
     if not m.fits:
-        return "disable", [f"does not fit: {m.reason()}"]
+        fits_spec = [f"k={int(i) + 1}" for i in np.flatnonzero(conc[1:] >= 1)[:1]]
+        return "disable", [f"does not fit: {m.reason()}"] + [
+            f"with speculation from {k} one request would fit ({SYNC_WINDOW.split(': ', 1)[1]}), but with no "
+            "baseline running there is no speedup to weigh: give the target room first (--gpu-memory-utilization, "
+            "--num-gpus)" for k in fits_spec]
     if s.decode_tokens < 1:
         return "disable", ["--out-len 1: the only output token comes from prefill, so there is no decode for "
                            "speculation to speed up"]

@@ -292,3 +292,15 @@ def test_a_long_prompt_the_draft_must_prefill_fails_a_check():
     assert a.verdict == "disable"
     failed = [c for c in a.checks if not c.ok]
     assert [c.name for c in failed] == ["decode_share"] and "drafter prefills the prompts too" in failed[0].detail
+
+
+def test_a_target_that_fits_only_with_ngram_shows_no_speedup_and_says_why():
+    """Issue 36 #3: DISABLE and "does not fit" beside best k = 10 at 1.22x, throughput 0.00x, `<- best`."""
+    a = advise(build_scenario(target="gemma-3-27b-it", method="ngram", gpu="a100-40gb-pcie", num_gpus=2,
+                              prompt_len=15545, out_len=91, gpu_memory_utilization=0.7,
+                              acceptance=AcceptanceInput(task="json")))
+    assert a.concurrency[0] < 1 and (a.concurrency[1:] >= 1).any()  # the case: only the speculative side fits
+    r = from_advice(a)
+    assert r.verdict == "disable" and r.best_k == 0 and r.break_even_alpha is None and not r.paying_batches
+    assert all(p.e2e_speedup is None and p.throughput_speedup is None for p in r.per_k)
+    assert any("async scheduling off" in reason for reason in r.reasons)

@@ -43,7 +43,7 @@ def _headline(r: Recommendation) -> list[str]:
     if (band.critical_batch_low, band.critical_batch_high) != (r.critical_batch, r.critical_batch):
         pays += (f" (from batch 1: {_span(band.critical_batch_low)} to {_span(band.critical_batch_high)} over the "
                  "interval)")
-    if r.concurrency.speculative < 1:  # nothing runs with speculation: no break-even or paying batch to speak of
+    if min(r.concurrency.speculative, r.concurrency.baseline) < 1:  # a side runs nothing: no break-even to speak of
         be, pays = f"none: {'the target' if r.concurrency.baseline < 1 else 'speculation'} does not fit", "no decode gain"
     lines.append(f"break-even α {be} | {pays} | costs: {r.cost_source}")
     lines += [f"note: {n}" for n in (*i.acceptance_notes, *r.gpu_caveats)]
@@ -80,7 +80,7 @@ def _how_sure(r: Recommendation) -> str:
 
 def _range(p) -> str:
     """A row's e2e 80% range; '-' where it has no width or the row does not fit."""
-    return f"{p.e2e_low:.2f}-{p.e2e_high:.2f}x" if p.fits and p.e2e_high > p.e2e_low else "-"
+    return f"{p.e2e_low:.2f}-{p.e2e_high:.2f}x" if p.e2e_low is not None and p.e2e_high > p.e2e_low else "-"
 
 
 def _table_rows(r: Recommendation) -> list[tuple[bool, list[str]]]:
