@@ -153,8 +153,25 @@ def _paste(r: Recommendation, width: int) -> list[str]:
 
 
 def _runner(r: Recommendation) -> list[str]:
-    """The model runner the paste assumes, and what a per-batch schedule costs there."""
-    return [line for line in (r.vllm.model_runner and f"assumes {r.vllm.model_runner}", r.vllm.schedule_check) if line]
+    """The model runner the paste assumes, what a per-batch schedule costs there, and where its cap runs."""
+    return [line for line in (r.vllm.model_runner and f"assumes {r.vllm.model_runner}", r.vllm.schedule_check,
+                              _cap(r)) if line]
+
+
+def _cap(r: Recommendation) -> str:
+    """Which batches the pasted num_speculative_tokens serves: with a schedule it is the schedule's largest k,
+    which vLLM runs only in its own ranges (issue 36 #4: a cap read as the k for the user's batch)."""
+    runs, cap = r.vllm.per_batch_size_schedule, r.vllm.speculative_config.get("num_speculative_tokens")
+    if not runs or cap is None:
+        return ""
+    spans = [(lo, hi) for lo, hi, k in runs if k == cap]
+    at_cap = ("batches " if len(spans) > 1 or spans[0][1] > spans[0][0] else "batch ") + " and ".join(
+        f"{lo}-{hi}" if hi > lo else f"{lo}" for lo, hi in spans)
+    running = r.concurrency.speculative
+    here = next((k for lo, hi, k in runs if lo <= running <= hi), None)
+    there = f"; at your {running} running requests the schedule runs k={here}" if here not in (None, cap) else ""
+    return (f"num_speculative_tokens {cap} is the schedule's largest k (what vLLM allocates for): it runs only at "
+            f"{at_cap}, where it pays{there}")
 
 
 def markdown(r: Recommendation) -> str:
