@@ -68,8 +68,10 @@ def binding(s: Scenario, conc: np.ndarray, k: int) -> str:
                 f"{c.max_num_batched_tokens}: --max-num-seqs, --max-num-batched-tokens); the others wait for a slot, "
                 "and the end-to-end speedup counts that wait")
     if base < s.batch:
+        more = (f"; {SYNC_WINDOW}, so end to end and throughput can gain more than the k+1 = {k + 1} tokens a step "
+                "yields" if spec > base else "")  # issue 36 #6: e2e above k+1 with nothing said
         return (f"memory binds: {base} of the batch's {s.batch} requests fit at once without speculation ({spec} "
-                f"with k={k}); the others wait for a slot, and the end-to-end speedup counts that wait")
+                f"with k={k}); the others wait for a slot, and the end-to-end speedup counts that wait{more}")
     if spec < s.batch:
         return (f"memory binds with speculation: the draft's weights and KV leave room for {spec} of the batch's "
                 f"{s.batch} requests at k={k}; the others wait for a slot, and the end-to-end speedup counts that "

@@ -304,3 +304,11 @@ def test_a_target_that_fits_only_with_ngram_shows_no_speedup_and_says_why():
     assert r.verdict == "disable" and r.best_k == 0 and r.break_even_alpha is None and not r.paying_batches
     assert all(p.e2e_speedup is None and p.throughput_speedup is None for p in r.per_k)
     assert any("async scheduling off" in reason for reason in r.reasons)
+
+
+def test_gains_above_k_plus_1_name_the_capacity_async_scheduling_frees():
+    """Issue 36 #6: end to end and throughput above k+1 (sliding-window layers, n-gram), and nothing said why."""
+    a = advise(build_scenario(target="gemma-3-12b-it", method="ngram", gpu="l40s", batch=64, prompt_len=4000,
+                              out_len=1000, gpu_memory_utilization=0.7, k=1, acceptance=AcceptanceInput(task="code")))
+    assert max(a.e2e_speedup[1], a.throughput_speedup[1]) > 2.0  # the case: more than k+1
+    assert any("async scheduling off" in r and "more than the k+1 = 2 tokens" in r for r in a.reasons)
