@@ -207,7 +207,8 @@ def advise(s: Scenario) -> Advice:
     choosable = ks[allowed_ks]
     allowed = allowed_ks & (conc >= 1)
     chosen = s.k if s.k is not None else int(choose_k(e2e, throughput, allowed))
-    best_k = chosen if conc[chosen] >= 1 else 0  # a k that does not fit is never best: nothing runs there
+    best_k = chosen if conc[chosen] >= 1 and conc[0] >= 1 else 0  # nothing runs at a k that does not fit, and
+    # where the target alone does not, there is no speedup to be best at (issue 36 #3)
     shown_k = chosen or 1
     low_high = (float(ends[0][1][shown_k]), float(ends[1][1][shown_k]))
     at_estimate = RequestTimes(*(np.broadcast_to(getattr(spec, f.name), spec.tpot_spec.shape)[0]
@@ -225,7 +226,7 @@ def advise(s: Scenario) -> Advice:
     factors = (float(b.tpot.low[shown_k] / point), float(b.tpot.high[shown_k] / point)) if point > 0 else (1.0, 1.0)
     ranges, *paying_ends = (paying_batches(setup, E, s.context, evaluated, limit, (1.0, *factors))
                             if s.decode_tokens >= 1 else [[], [], []])
-    if conc[shown_k] < 1:  # speculation at the shown k does not fit: no break-even, no batch where it gains
+    if conc[shown_k] < 1 or conc[0] < 1:  # a side that does not fit: no break-even, no batch where it gains
         ranges, breakeven, breakeven_ends, paying_ends = [], None, [None, None], ([], [])
     prefill_fraction = float(base.prefill / base.e2e_baseline)
     verdict, reasons = decide(s, m, chosen, e2e, float(b.e2e.low[shown_k]), float(throughput[chosen]), conc,
@@ -241,7 +242,9 @@ def advise(s: Scenario) -> Advice:
         concurrency=conc, best_k=best_k, shown_k=shown_k, e2e_range=low_high, break_even_alpha=breakeven,
         paying_batches=ranges,
         critical_batch=critical_batch(ranges, limit), memory=m, prefill_fraction=prefill_fraction, schedule=pasted,
-        checks=checks(s, m, breakeven, ranges, prefill_fraction, conc, shown_k, float(throughput[shown_k]), limit),
+        checks=checks(s, m, breakeven, ranges, prefill_fraction, conc, shown_k, float(throughput[shown_k]), limit,
+                      (float(at_estimate.draft_prefill[shown_k]),
+                       float(at_estimate.decode_baseline[shown_k] - at_estimate.decode_spec[shown_k]))),
         verdict=verdict, reasons=reasons, bands=b, break_even_range=tuple(breakeven_ends),
         paying_range=tuple(paying_ends), critical_range=tuple(critical_batch(r, limit) for r in paying_ends),
         schedule_price=price,

@@ -210,8 +210,8 @@ def from_advice(a: Advice) -> Recommendation:
 
 
 def _ran(a: Advice, values, k: int) -> float | None:
-    """The speedup at k, or None where k does not fit (at k = 0: where the target alone does not)."""
-    return float(values[k]) if a.runs(k) else None
+    """The speedup at k, or None where k does not fit, or the target alone does not: a speedup needs both sides."""
+    return float(values[k]) if a.runs(k) and a.runs(0) else None
 
 
 def _memory(a: Advice) -> Memory:

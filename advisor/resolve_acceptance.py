@@ -15,6 +15,7 @@ from advisor.model.diagnosis import PairFacts, far_below, likely_causes
 from advisor.model.modelspec import ModelSpec
 from advisor.model.published import GENERAL, Drafter, Kind
 from advisor.model.quantization import weight_format
+from advisor.model.temperature import MAX_TEMPERATURE
 from advisor.profiles.drafters import kind_for, match
 
 DEFAULT_TASK = GENERAL  # no task named: the kind's (or drafter's) whole published spread
@@ -82,8 +83,8 @@ def _check_flags(inp: AcceptanceInput, temperature: float) -> None:
     if len(given) > 1:
         raise InputError(f"give one acceptance source, not {' and '.join(given)}")
     for flag, value in (("--temperature", temperature), ("--measured-temperature", inp.measured_temperature)):
-        if value is not None and not 0.0 <= value <= acc_mod.MAX_TEMPERATURE:  # NaN fails too
-            raise InputError(f"{flag} must be in [0, {acc_mod.MAX_TEMPERATURE:g}] (what vLLM samples at), got {value}")
+        if value is not None and not 0.0 <= value <= MAX_TEMPERATURE:  # NaN fails too
+            raise InputError(f"{flag} must be in [0, {MAX_TEMPERATURE:g}] (what vLLM samples at), got {value}")
     if inp.measured_k is not None and inp.rate is None and inp.length is None:
         raise InputError(f"--measured-k {inp.measured_k} names the k an --acceptance-rate or --acceptance-length was "
                          "measured at, and neither was given: add one, or drop --measured-k (--metrics and "

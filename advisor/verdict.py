@@ -68,8 +68,10 @@ def binding(s: Scenario, conc: np.ndarray, k: int) -> str:
                 f"{c.max_num_batched_tokens}: --max-num-seqs, --max-num-batched-tokens); the others wait for a slot, "
                 "and the end-to-end speedup counts that wait")
     if base < s.batch:
+        more = (f"; {SYNC_WINDOW}, so end to end and throughput can gain more than the k+1 = {k + 1} tokens a step "
+                "yields" if spec > base else "")  # issue 36 #6: e2e above k+1 with nothing said
         return (f"memory binds: {base} of the batch's {s.batch} requests fit at once without speculation ({spec} "
-                f"with k={k}); the others wait for a slot, and the end-to-end speedup counts that wait")
+                f"with k={k}); the others wait for a slot, and the end-to-end speedup counts that wait{more}")
     if spec < s.batch:
         return (f"memory binds with speculation: the draft's weights and KV leave room for {spec} of the batch's "
                 f"{s.batch} requests at k={k}; the others wait for a slot, and the end-to-end speedup counts that "
@@ -78,10 +80,13 @@ def binding(s: Scenario, conc: np.ndarray, k: int) -> str:
 
 
 def checks(s: Scenario, m: MemoryBudget, break_even_alpha: float | None, ranges: list[tuple[int, int]],
-           prefill_fraction: float, conc: np.ndarray, k: int, throughput: float, limit: int) -> list[Check]:
+           prefill_fraction: float, conc: np.ndarray, k: int, throughput: float, limit: int,
+           draft_prefill: tuple[float, float] = (0.0, 0.0)) -> list[Check]:
     """The four checks at the evaluated k (k = 1 when off, to show what the draft would cost), each about the
     requests that run at once (`conc[k]`), over the batches 1..`limit` that can. Where speculation at k does not
-    fit, no check passes: there is no speedup for any of them to speak of."""
+    fit, no check passes: there is no speedup for any of them to speak of. `draft_prefill`: (seconds the drafter
+    spends on the prompts, seconds speculation saves in decode) at k, for the batch running at once; decode_share
+    fails when the first is the larger (a long prompt the draft must prefill too)."""
     acc = s.acceptance
     running = int(conc[k])
     fits = m.fits and conc[0] >= 1 and running >= 1
@@ -124,7 +129,11 @@ def checks(s: Scenario, m: MemoryBudget, break_even_alpha: float | None, ranges:
     dominant = "prefill dominates" if decode < DECODE_SHARE_OK else "decode dominates"
     split = (f"{dominant}: decode is {decode:.0%} of the baseline request, prefill {prefill_fraction:.0%} "
              f"({s.prompt_len} prompt -> {s.out_len} output tokens)")
-    if fits:
+    cost, saved = draft_prefill
+    if fits and 0.0 < saved <= cost:
+        share = Check("decode_share", False, f"{split}; the drafter prefills the prompts too: "
+                      f"{cost * 1e3:.0f} ms, more than the {saved * 1e3:.0f} ms speculation at k={k} saves in decode")
+    elif fits:
         share = Check("decode_share", decode >= DECODE_SHARE_OK,
                       f"{split}; speculation only speeds up decode, so even infinitely fast decoding would gain at "
                       f"most {ceiling} end to end")
@@ -141,7 +150,11 @@ def decide(s: Scenario, m: MemoryBudget, k: int, e2e: np.ndarray, low: float, th
     throughput speedup at k, each k's concurrency (`conc`), which k the advisor may choose (`choosable`,
     `advise.candidates`: default every k), and what would narrow the interval most (`narrow`, said when marginal)."""
     if not m.fits:
-        return "disable", [f"does not fit: {m.reason()}"]
+        fits_spec = [f"k={int(i) + 1}" for i in np.flatnonzero(conc[1:] >= 1)[:1]]
+        return "disable", [f"does not fit: {m.reason()}"] + [
+            f"with speculation from {k} one request would fit ({SYNC_WINDOW.split(': ', 1)[1]}), but with no "
+            "baseline running there is no speedup to weigh: give the target room first (--gpu-memory-utilization, "
+            "--num-gpus)" for k in fits_spec]
     if s.decode_tokens < 1:
         return "disable", ["--out-len 1: the only output token comes from prefill, so there is no decode for "
                            "speculation to speed up"]

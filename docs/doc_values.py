@@ -32,7 +32,8 @@ from advisor.measured.metrics import render
 from advisor.schedule import SCHEDULE_MIN_GAIN
 from advisor.measured.posterior import LEVEL
 from advisor.model import enginecost, truncation
-from advisor.model.acceptance import TEMPERATURE_SLOPE, expected_tokens, survival
+from advisor.model.acceptance import expected_tokens, survival
+from advisor.model.temperature import TEMPERATURE_SLOPE
 from advisor.profiles.catalog import load_model, names
 from advisor.review.evaluate import review, totals
 from advisor.review.plan import load_plan

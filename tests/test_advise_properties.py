@@ -124,10 +124,16 @@ def test_advise_no_check_passes_where_nothing_runs_and_the_concurrency_check_tes
     # a row that does not fit says so, shows no speedup, and is never best
     for row in r.per_k:
         assert row.fits == (a.concurrency[row.k] >= 1) and row.concurrency == int(a.concurrency[row.k])
-        if not row.fits:
+        if not row.fits or a.concurrency[0] < 1:  # a speedup needs both sides running (issue 36 #3)
             assert row.tpot_speedup is None and row.e2e_speedup is None and row.throughput_speedup is None
         else:
             assert row.tpot_speedup <= row.k + 1 + 1e-9  # equal concurrency
+    # the interval holds its point; a gain above k+1 (more requests fit with speculation) says why (issue 36 #6)
+    band = r.interval.e2e
+    assert band is None or band.low - 1e-9 <= band.point <= band.high + 1e-9
+    said = " ".join([*r.reasons, *(c.detail for c in r.checks)])
+    if runs and max(a.e2e_speedup[shown], a.throughput_speedup[shown]) > shown + 1 + 1e-9:
+        assert "async scheduling off" in said, said
     assert a.best_k == 0 or r.per_k[a.best_k].fits
     assert (r.speedup.tpot is None) == (not r.per_k[a.best_k].fits)
     best_rows = [line for line in text(r, colour=False, width=200).splitlines() if line.endswith("<- best")]

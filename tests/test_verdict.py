@@ -283,3 +283,32 @@ def test_25_6_the_vram_check_says_why_ngram_holds_more_requests_on_a_sliding_win
     assert "async scheduling off" in vram.detail
     plain = advise(build_scenario(method="ngram", prompt_len=30000, out_len=1000, batch=256))  # no window: no note
     assert "async scheduling" not in next(c for c in plain.checks if c.name == "vram").detail
+
+
+def test_a_long_prompt_the_draft_must_prefill_fails_a_check():
+    """Issue 36 #5: DISABLE under four PASS checks; the draft's prefill of a 14,764-token prompt was the cause."""
+    a = advise(build_scenario(target="qwen2.5-1.5b-instruct", draft="qwen2.5-0.5b-instruct", gpu="l40s", batch=3,
+                              prompt_len=14764, out_len=121, acceptance=AcceptanceInput(alpha=0.58)))
+    assert a.verdict == "disable"
+    failed = [c for c in a.checks if not c.ok]
+    assert [c.name for c in failed] == ["decode_share"] and "drafter prefills the prompts too" in failed[0].detail
+
+
+def test_a_target_that_fits_only_with_ngram_shows_no_speedup_and_says_why():
+    """Issue 36 #3: DISABLE and "does not fit" beside best k = 10 at 1.22x, throughput 0.00x, `<- best`."""
+    a = advise(build_scenario(target="gemma-3-27b-it", method="ngram", gpu="a100-40gb-pcie", num_gpus=2,
+                              prompt_len=15545, out_len=91, gpu_memory_utilization=0.7,
+                              acceptance=AcceptanceInput(task="json")))
+    assert a.concurrency[0] < 1 and (a.concurrency[1:] >= 1).any()  # the case: only the speculative side fits
+    r = from_advice(a)
+    assert r.verdict == "disable" and r.best_k == 0 and r.break_even_alpha is None and not r.paying_batches
+    assert all(p.e2e_speedup is None and p.throughput_speedup is None for p in r.per_k)
+    assert any("async scheduling off" in reason for reason in r.reasons)
+
+
+def test_gains_above_k_plus_1_name_the_capacity_async_scheduling_frees():
+    """Issue 36 #6: end to end and throughput above k+1 (sliding-window layers, n-gram), and nothing said why."""
+    a = advise(build_scenario(target="gemma-3-12b-it", method="ngram", gpu="l40s", batch=64, prompt_len=4000,
+                              out_len=1000, gpu_memory_utilization=0.7, k=1, acceptance=AcceptanceInput(task="code")))
+    assert max(a.e2e_speedup[1], a.throughput_speedup[1]) > 2.0  # the case: more than k+1
+    assert any("async scheduling off" in r and "more than the k+1 = 2 tokens" in r for r in a.reasons)

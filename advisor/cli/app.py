@@ -89,6 +89,8 @@ def plot(
     from advisor.render.plot_style import save
     from advisor.render.plots import FIGURES
 
+    if out is not None and not out.strip():
+        raise InputError("--out \"\": give a file name ending .png or .svg, or leave --out out")
     typer.echo(save(FIGURES[kind.value](advise(scenario)), out or f"specadvisor-{kind.value}.png"))
 
 
@@ -243,7 +245,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _fail(message: str) -> int:
-    print(f"specadvisor: error: {message}", file=sys.stderr)
+    """One line whatever the message quotes (a label's newline, raw bytes): control characters escaped."""
+    shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in message)
+    print(f"specadvisor: error: {shown}", file=sys.stderr)
     return 2
 
 

@@ -35,6 +35,8 @@ def observe(
     alpha: Optional[float] = typer.Option(None, "--alpha", help="Acceptance α when the server does not speculate "
                                           "(default: the --task prior)."),
     task: Optional[str] = typer.Option(None, "--task", help="Acceptance prior (`specadvisor list tasks`)."),
+    max_num_seqs: Optional[int] = typer.Option(None, "--max-num-seqs", help="The server's --max-num-seqs (default: "
+                                               "vLLM's for the GPU); its running-requests gauge never exceeds it."),
     calibration: Optional[str] = typer.Option(None, "--calibration", help="Calibration profile of this pair."),
     record_to: Optional[str] = typer.Option(None, "--record", help="Also save the window (both scrapes and the "
                                             "gauge samples) to this JSON file, for `specadvisor observe FILE`."),
@@ -66,7 +68,8 @@ def observe(
         window = scrape.load(source)
     seen = traffic(window)
     scenario = scenario_for(seen, target=target, draft=draft, method=method, gpu=gpu, num_gpus=num_gpus,
-                            temperature=temperature, alpha=alpha, task=task, calibration=calibration)
+                            temperature=temperature, alpha=alpha, task=task, calibration=calibration,
+                            max_num_seqs=max_num_seqs)
     result = answer(seen, scenario)
     if save_plan is not None:
         write_plan(result, Path(save_plan), target=target or served_model(seen.model), draft=draft, gpu=gpu,

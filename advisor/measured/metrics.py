@@ -22,6 +22,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.parser import text_string_to_metric_families
 
 from advisor.errors import InputError
+from advisor.measured.counter_checks import check_counter, check_spec_totals, shown
 from advisor.measured.counts import Counts
 from advisor.model.acceptance import alpha_from_rate
 
@@ -30,9 +31,6 @@ DRAFTS, DRAFT_TOKENS, ACCEPTED, PER_POS = (PREFIX + n for n in (
     "num_drafts", "num_draft_tokens", "num_accepted_tokens", "num_accepted_tokens_per_pos"))
 STEPS, TEMPERATURE = "specadvisor:decode_steps", "specadvisor:measured_temperature"
 HTTP_TIMEOUT_S = 10.0  # a healthy /metrics answers in milliseconds; past this the server is down or unreachable
-# Prometheus counters are float64: past 2**53 they no longer count one by one, so a larger value is not a count
-# any server reached (a server drafting a million tokens a second would take 285 years).
-MAX_COUNT = 2.0**53
 # A vLLM server's /metrics is ~100-300 kB (one engine, every histogram); 16 MiB holds dozens of engines and LoRA
 # adapters. Past it the answer is not a metrics page (a file download, a misrouted proxy): reading on would only
 # fill memory.
@@ -72,6 +70,8 @@ def _capped(data: bytes, origin: str) -> str:
     """The text of a read of at most MAX_BYTES + 1 bytes; one byte more than the cap means there was more."""
     if len(data) > MAX_BYTES:
         raise InputError(f"{origin} sent more than {MAX_BYTES // 2**20} MiB: that is not a vLLM /metrics page")
+    if b"\0" in data:
+        raise InputError(f"{origin} holds binary data, not the Prometheus text of a vLLM /metrics page")
     return data.decode("utf-8", errors="replace")
 
 
@@ -91,7 +91,7 @@ def parse(text: str, origin: str) -> Scrape:
                     temperature = _temperature(sample, origin)
                 if not (name.startswith(PREFIX) or name == STEPS):
                     continue
-                _check_count(sample, origin)
+                check_counter(sample.name, sample.labels, sample.value, origin)
                 if "model_name" in sample.labels:
                     models.add(sample.labels["model_name"])
                 source = sample.labels.get("source", source)
@@ -114,6 +114,8 @@ def parse(text: str, origin: str) -> Scrape:
         raise InputError(f"{origin} mixes several models ({', '.join(sorted(models))}): scrape one server")
     if sorted(per_pos) != list(range(len(per_pos))):
         raise InputError(f"{origin}: per-position counters cover positions {sorted(per_pos)}, not 0..k-1")
+    named = {n + "_total": totals[n] for n in (DRAFTS, DRAFT_TOKENS, ACCEPTED)}  # as the text names them
+    check_spec_totals(named, [per_pos[i] for i in sorted(per_pos)], origin, *named, PER_POS + "_total")
     drafts, draft_tokens, accepted = round(totals[DRAFTS]), round(totals[DRAFT_TOKENS]), round(totals[ACCEPTED])
     unknown = ""
     if per_pos:
@@ -139,16 +141,7 @@ def _geometric_positions(drafts: int, draft_tokens: int, accepted: int) -> tuple
 
 
 def _shown(sample) -> str:
-    labels = ",".join(f'{key}="{value}"' for key, value in sorted(sample.labels.items()))
-    return f"{sample.name}{{{labels}}}" if labels else sample.name
-
-
-def _check_count(sample, origin: str) -> None:
-    """A counter's value is a count: finite, and small enough to be one (NaN, +Inf or 1e300 would pass on as a
-    ValueError or OverflowError from round(), or as NaN in every number after it)."""
-    if not math.isfinite(sample.value) or abs(sample.value) > MAX_COUNT:
-        raise InputError(f"{origin}: {_shown(sample)} is {sample.value:g}, which no vLLM counter reads: they count "
-                         "drafts and tokens")
+    return shown(sample.name, sample.labels)
 
 
 def _position(sample, origin: str) -> int:
@@ -169,6 +162,7 @@ def scrape(where: str, second: str | None = None) -> Scrape:
     found = parse(read_text(where), where)
     if second is not None:
         later = parse(read_text(second), second)
+        _no_decrease(found.counts, later.counts, where, second)
         try:
             delta = later.counts.minus(found.counts)
         except InputError as exc:
@@ -178,6 +172,19 @@ def scrape(where: str, second: str | None = None) -> Scrape:
         raise InputError(f"{found.origin}: no speculative drafts were counted; has the server generated anything "
                          + ("between the two scrapes?" if second else "since it started?"))
     return found
+
+
+def _no_decrease(first: Counts, later: Counts, where: str, second: str) -> None:
+    """Counters never go down but at a restart, after which the delta of two scrapes means nothing."""
+    pairs = [(DRAFTS, first.drafts, later.drafts), (DRAFT_TOKENS, first.draft_tokens, later.draft_tokens),
+             (ACCEPTED, first.accepted, later.accepted), (STEPS, first.decode_steps or 0, later.decode_steps or 0),
+             *((f'{PER_POS}{{position="{i}"}}', a, b) for i, (a, b) in enumerate(zip(first.per_position,
+                                                                                  later.per_position)))]
+    for name, before, after in pairs:
+        if after < before:
+            raise InputError(f"{name.replace('{', '_total{') if '{' in name else name + '_total'} went down from "
+                             f"{before} ({where}) to {after} ({second}): the server restarted between the scrapes; "
+                             "take both from one run")
 
 
 def render(counts: Counts, source: str, measured_temperature: float | None = None) -> str:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from advisor.errors import InputError
+from advisor.model.temperature import (MAX_TEMPERATURE, TEMPERATURE_BASIS, TEMPERATURE_SLOPE, carry_per_position,
+                                       carry_range, scale_factor)
 from advisor.vllm import check_k
 
 
@@ -109,20 +111,6 @@ def _check_k(k: int) -> None:
     check_k(k, "the k an acceptance was measured at")
 
 
-# Sampling lowers acceptance: with T > 0 the draft's and target's distributions are both flatter and overlap
-# less on the argmax. Leviathan et al. 2023 Table 3 measure α at T = 0 and T = 1 for six T5 pairs; the ratio
-# α(T=1)/α(T=0) is 0.75-0.87 (mean ≈ 0.8). We interpolate linearly in T, which is an extrapolation beyond T = 1.
-TEMPERATURE_SLOPE = 0.20  # fractional loss of α per unit of temperature
-TEMPERATURE_BASIS = "Leviathan et al. 2023 Table 3, α falls ~20% from T=0 to T=1"
-MAX_TEMPERATURE = 2.0  # vLLM's too: SamplingParams refuses temperature outside [0, 2] (vllm/sampling_params.py)
-
-
-def temperature_factor(temperature, slope: float = TEMPERATURE_SLOPE) -> np.ndarray:
-    """α(T) / α(0): 1 - slope·T (default 0.2: Leviathan et al. 2023, Table 3; linear in T is our assumption)."""
-    t = np.clip(np.asarray(temperature, dtype=float), 0.0, MAX_TEMPERATURE)
-    return 1.0 - slope * t
-
-
 @dataclass(frozen=True, slots=True)
 class PriorOrigin:
     """Where a prior came from, for the report, the JSON and the review."""
@@ -199,13 +187,13 @@ class Acceptance:
         if not 0.0 <= temperature <= MAX_TEMPERATURE:
             raise InputError(f"--temperature must be in [0, {MAX_TEMPERATURE}], got {temperature}")
         slope = self.temperature_slope
-        scale = float(temperature_factor(temperature, slope) / temperature_factor(measured_at, slope))
-        note = (f"α scaled by {scale:.2f} from T={measured_at:g} to T={temperature:g} "
-                f"(extrapolated: {self.temperature_basis})")
-        clip = lambda a: min(max(a * scale, 0.0), 1.0)  # noqa: E731
-        per_pos = None if self.per_position is None else tuple(p * scale ** (i + 1) for i, p in enumerate(self.per_position))
-        return replace(self, alpha=clip(self.alpha), low=clip(self.low), high=clip(self.high), per_position=per_pos,
-                       notes=(*self.notes, note))
+        alpha, low, high, (slow, fast) = carry_range(self.alpha, self.low, self.high, temperature, measured_at, slope)
+        note = (f"acceptance extrapolated from T={measured_at:g} to T={temperature:g}: α {self.alpha:.2f} -> "
+                f"{alpha:.2f}, range {low:.2f}-{high:.2f} for α losing {slow:.0%}-{fast:.0%} per unit of T "
+                f"({self.temperature_basis})")
+        per_pos = None if self.per_position is None else carry_per_position(
+            self.per_position, scale_factor(temperature, measured_at, slope))
+        return replace(self, alpha=alpha, low=low, high=high, per_position=per_pos, notes=(*self.notes, note))
 
 
 def from_point(alpha: float, source: str) -> Acceptance:

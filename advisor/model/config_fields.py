@@ -61,3 +61,32 @@ def check_fields(cfg: dict[str, Any], name: str) -> None:
             and cfg["draft_vocab_size"] > cfg["vocab_size"]:
         raise InputError(f"config.json for {name!r}: draft_vocab_size {cfg['draft_vocab_size']} is larger than "
                          f"vocab_size {cfg['vocab_size']}")
+
+
+# The blocks a config.json nests, and the type each must have (None: absent); `_specadvisor` is our own metadata.
+BLOCKS = {"text_config": dict, "quantization_config": dict, "_specadvisor": dict, "architectures": list}
+META_STRINGS = ("name", "hf_id", "family", "kind", "target")
+
+
+def check_blocks(config: dict[str, Any], name: str) -> None:
+    """One InputError line for a nested block of the wrong type (a text_config that is a number, architectures
+    that are not a list of names), before any reader indexes into it."""
+    inner = config.get("text_config")
+    for where, cfg in (("", config), ("text_config.", inner if isinstance(inner, dict) else {})):
+        for key, kind in BLOCKS.items():
+            value = cfg.get(key)
+            if value is not None and not isinstance(value, kind):
+                raise InputError(f"config.json for {name!r}: {where}{key} must be a JSON "
+                                 f"{'object' if kind is dict else 'list'}, got {value!r:.60}")
+        if any(not isinstance(a, str) for a in cfg.get("architectures") or ()):
+            raise InputError(f"config.json for {name!r}: {where}architectures must list class names (strings)")
+    meta = config.get("_specadvisor") or {}
+    bad = [key for key in META_STRINGS if meta.get(key) is not None and not isinstance(meta[key], str)]
+    aliases = meta.get("aliases", [])
+    if bad or not isinstance(aliases, list) or any(not isinstance(a, str) for a in aliases):
+        raise InputError(f"config.json for {name!r}: _specadvisor.{(bad or ['aliases'])[0]} must be "
+                         f"{'a string' if bad else 'a list of strings'}")
+    size = meta.get("published_params_b")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, (int, float)) or not 0 < size < 1e5):
+        raise InputError(f"config.json for {name!r}: _specadvisor.published_params_b must be billions of "
+                         f"parameters, got {size!r}")

@@ -9,7 +9,7 @@ from typing import Any
 
 from advisor.errors import InputError
 from advisor.model.architectures import READERS, count, dsa_indexer, layer_types
-from advisor.model.config_fields import FLAGS, check_fields
+from advisor.model.config_fields import FLAGS, check_blocks, check_fields
 from advisor.model.config_names import normalise, rope_factors
 from advisor.model.modelspec import ModelSpec
 from advisor.model.quantization import from_quantization_config
@@ -168,7 +168,8 @@ def model_type_of(config: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 def spec_from_config(config: dict[str, Any], name: str, hf_id: str | None = None) -> ModelSpec:
     """Build a ModelSpec from a config.json dict (plus our optional `_specadvisor` metadata block)."""
-    meta = config.get("_specadvisor", {})
+    check_blocks(config, name)
+    meta = config.get("_specadvisor") or {}
     model_type, cfg = model_type_of(config)
 
     def need(key: str) -> Any:

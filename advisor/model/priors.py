@@ -21,7 +21,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from advisor.model.acceptance import Acceptance, PriorOrigin, temperature_factor
+from advisor.model.acceptance import Acceptance, PriorOrigin
+from advisor.model.temperature import temperature_factor
 from advisor.model.published import Drafter, Kind
 from advisor.model.uncertainty import Z80, Z90
 from advisor.vllm import MAX_K

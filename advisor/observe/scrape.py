@@ -17,6 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from advisor.atomic_write import write_atomic
 from advisor.errors import InputError
+from advisor.json_input import parse_json
 from advisor.measured.metrics import MAX_BYTES, read_text
 
 RUNNING, WAITING = "vllm:num_requests_running", "vllm:num_requests_waiting"
@@ -116,7 +117,7 @@ def load(path: str | Path) -> Window:
     if len(raw) > 3 * MAX_BYTES:
         raise InputError(f"{path} is larger than a saved window can be")
     try:
-        data = json.loads(raw)
+        data = parse_json(raw.decode("utf-8"), str(path), "a window saved by `specadvisor observe --record`")
         if data.get("format") != WINDOW_FORMAT:
             raise ValueError(f"format is not {WINDOW_FORMAT}")
         samples = tuple(Sample(float(t), float(r), float(w)) for t, r, w in data["samples"])
@@ -124,5 +125,5 @@ def load(path: str | Path) -> Window:
                       float(data["seconds"]), samples)
     except InputError:
         raise
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
         raise InputError(f"{path} is not a window saved by `specadvisor observe --record` ({exc})") from None

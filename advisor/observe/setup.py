@@ -4,9 +4,11 @@ GPU from --gpu or NVML, and α from the window's own spec-decode counters when t
 from __future__ import annotations
 
 from advisor.errors import InputError
+from advisor.measured.counter_checks import check_requests_gauge
 from advisor.measured.posterior import acceptance_from_counts
 from advisor.profiles.catalog import load_model, slug
 from advisor.resolve import AcceptanceInput, build_scenario
+from advisor.observe.scrape import RUNNING
 from advisor.observe.traffic import Traffic
 from advisor.scenario import Scenario
 
@@ -27,7 +29,8 @@ def served_model(name: str) -> str:
 
 
 def scenario_for(t: Traffic, *, target: str | None, draft: str | None, method: str, gpu: str, num_gpus: int,
-                 temperature: float, alpha: float | None, task: str | None, calibration: str | None) -> Scenario:
+                 temperature: float, alpha: float | None, task: str | None, calibration: str | None,
+                 max_num_seqs: int | None = None) -> Scenario:
     """The Scenario at the traffic's mean lengths and concurrency; `answer` evaluates the whole mix on its setup."""
     measured = t.counts is not None
     if measured and (alpha is not None or task is not None):
@@ -38,8 +41,12 @@ def scenario_for(t: Traffic, *, target: str | None, draft: str | None, method: s
         return acceptance_from_counts(t.counts, f"{t.origin}: {WINDOW_COUNTERS}").at_temperature(served, served)
 
     acceptance = AcceptanceInput(metrics=WINDOW_COUNTERS) if measured else AcceptanceInput(alpha=alpha, task=task)
-    return build_scenario(target=target or served_model(t.model), draft=draft, method=method, gpu=gpu,
+    scenario = build_scenario(target=target or served_model(t.model), draft=draft, method=method, gpu=gpu,
                           num_gpus=num_gpus, batch=max(round(t.mean_running), 1),
                           prompt_len=max(round(t.prompt.mean), 1), out_len=max(round(t.output.mean), 1),
                           temperature=temperature, acceptance=acceptance, calibration=calibration,
-                          read_metrics=from_window)
+                          read_metrics=from_window, max_num_seqs=max_num_seqs)
+    most = scenario.setup.target_cost.max_num_seqs * t.engines
+    peak = max(level for level, _ in t.concurrency)
+    check_requests_gauge(f"{RUNNING} (at its peak in the window)", peak, t.origin, most)
+    return scenario

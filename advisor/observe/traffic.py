@@ -21,6 +21,7 @@ import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
 
 from advisor.errors import InputError
+from advisor.measured.counter_checks import check_counter, check_requests_gauge, shown
 from advisor.measured.counts import Counts
 from advisor.measured.metrics import PREFIX as SPEC_PREFIX
 from advisor.measured.metrics import parse as parse_spec
@@ -43,6 +44,7 @@ class Snapshot:
     values: dict  # sample name -> value summed over engines (and other labels, `le` aside)
     buckets: dict  # histogram name -> {upper bound: cumulative count}, summed over engines
     models: frozenset  # model_name labels seen
+    engines: frozenset = frozenset()  # engine labels seen (data-parallel engine cores)
 
 
 def snapshot(text: str, origin: str) -> Snapshot:
@@ -50,14 +52,18 @@ def snapshot(text: str, origin: str) -> Snapshot:
     values: dict[str, float] = {}
     buckets: dict[str, dict[float, float]] = {}
     models: set[str] = set()
+    engines: set[str] = set()
     try:
         for family in text_string_to_metric_families(text):
             for s in family.samples:
                 if s.name.endswith("_created") or not s.name.startswith("vllm:"):
                     continue
-                if not math.isfinite(s.value) and s.name not in GAUGES:
-                    raise InputError(f"{origin}: {s.name} reads {s.value}, which no vLLM counter does")
+                if s.name in (RUNNING, WAITING):
+                    check_requests_gauge(shown(s.name, s.labels), s.value, origin)
+                elif s.name not in GAUGES and (family.type != "gauge" or not math.isfinite(s.value)):
+                    check_counter(s.name, s.labels, s.value, origin, whole=not s.name.endswith("_sum"))
                 models.update([s.labels["model_name"]] if "model_name" in s.labels else [])
+                engines.update([s.labels["engine"]] if "engine" in s.labels else [])
                 if s.name.endswith("_bucket") and "le" in s.labels:
                     hist = buckets.setdefault(s.name.removesuffix("_bucket"), {})
                     le = float(s.labels["le"])
@@ -72,7 +78,7 @@ def snapshot(text: str, origin: str) -> Snapshot:
         raise InputError(f"{origin} has no vllm:* metrics: this is not a vLLM server's /metrics")
     if PROMPT not in buckets or OUTPUT not in buckets:
         raise InputError(f"{origin} lacks {PROMPT} and {OUTPUT}: a vLLM older than the V1 engine's metrics?")
-    return Snapshot(values, buckets, frozenset(models))
+    return Snapshot(values, buckets, frozenset(models), frozenset(engines))
 
 
 def _counters(snap: Snapshot) -> dict:
@@ -90,7 +96,7 @@ def difference(start: Snapshot, end: Snapshot) -> tuple[Snapshot, bool]:
         return end, True
     values = {n: v - start.values.get(n, 0.0) if n not in GAUGES else v for n, v in end.values.items()}
     buckets = {n: {le: v - start.buckets.get(n, {}).get(le, 0.0) for le, v in h.items()} for n, h in end.buckets.items()}
-    return Snapshot(values, buckets, end.models), False
+    return Snapshot(values, buckets, end.models, end.engines), False
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +175,7 @@ class Traffic:
     ttft: Histogram  # seconds to the first token
     prefix_hit_share: float | None  # prefill tokens served from the prefix cache (None: no queries)
     counts: Counts | None  # spec-decode counters in the window (None: speculation off)
+    engines: int = 1  # engine cores the server runs (data parallel), each holding up to max_num_seqs requests
 
     @property
     def rate(self) -> float:
@@ -194,6 +201,10 @@ def concurrency_mix(running: list[float], fallback: float) -> tuple:
 
 def traffic(window: Window) -> Traffic:
     """The traffic in a window; InputError for a window that holds none or a server that is not vLLM."""
+    for sample in window.samples:  # NaN: the server did not answer that sample
+        for name, value in ((RUNNING, sample.running), (WAITING, sample.waiting)):
+            if not math.isnan(value):
+                check_requests_gauge(name, value, f"{window.origin} at {sample.t:g} s")
     start, end = snapshot(window.start, f"{window.origin} (first scrape)"), snapshot(window.end, window.origin)
     delta, restarted = difference(start, end)
     prompt, output = histogram(delta, PROMPT), histogram(delta, OUTPUT)
@@ -217,7 +228,7 @@ def traffic(window: Window) -> Traffic:
                    round(delta.values.get(SUCCESS, output.total)), prompt, output, concurrency_mix(running, little),
                    little, tpot, histogram(delta, TTFT),
                    delta.values.get(CACHE_HITS, 0.0) / queries if queries > 0 else None,
-                   _spec_counts(window, restarted))
+                   _spec_counts(window, restarted), max(len(end.engines), 1))
 
 
 def _spec_counts(window: Window, restarted: bool) -> Counts | None:

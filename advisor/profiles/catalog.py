@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 
 from advisor.errors import InputError
+from advisor.json_input import parse_json
 from advisor.model.config_reader import spec_from_config
 from advisor.model.hardware import Hardware
 from advisor.model.modelspec import ModelSpec
@@ -95,7 +96,7 @@ def load_model(name_or_dir: str) -> ModelSpec:
 
 def _read_json(path: Path) -> dict:
     try:
-        data = json.loads(path.read_text())
+        data = parse_json(path.read_text(), str(path), "a config.json")
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: malformed config.json ({exc})") from None
     if not isinstance(data, dict):

@@ -11,7 +11,7 @@ from functools import cache
 from pathlib import Path
 
 from advisor.errors import InputError
-from advisor.model.acceptance import TEMPERATURE_BASIS, TEMPERATURE_SLOPE
+from advisor.model.temperature import TEMPERATURE_BASIS, TEMPERATURE_SLOPE
 from advisor.model.modelspec import ModelSpec
 from advisor.model.priors import SPREAD_K, length, slope_from_pairs
 from advisor.model.published import Drafter, Figure, Kind, Spread

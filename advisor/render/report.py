@@ -43,7 +43,7 @@ def _headline(r: Recommendation) -> list[str]:
     if (band.critical_batch_low, band.critical_batch_high) != (r.critical_batch, r.critical_batch):
         pays += (f" (from batch 1: {_span(band.critical_batch_low)} to {_span(band.critical_batch_high)} over the "
                  "interval)")
-    if r.concurrency.speculative < 1:  # nothing runs with speculation: no break-even or paying batch to speak of
+    if min(r.concurrency.speculative, r.concurrency.baseline) < 1:  # a side runs nothing: no break-even to speak of
         be, pays = f"none: {'the target' if r.concurrency.baseline < 1 else 'speculation'} does not fit", "no decode gain"
     lines.append(f"break-even α {be} | {pays} | costs: {r.cost_source}")
     lines += [f"note: {n}" for n in (*i.acceptance_notes, *r.gpu_caveats)]
@@ -80,7 +80,7 @@ def _how_sure(r: Recommendation) -> str:
 
 def _range(p) -> str:
     """A row's e2e 80% range; '-' where it has no width or the row does not fit."""
-    return f"{p.e2e_low:.2f}-{p.e2e_high:.2f}x" if p.fits and p.e2e_high > p.e2e_low else "-"
+    return f"{p.e2e_low:.2f}-{p.e2e_high:.2f}x" if p.e2e_low is not None and p.e2e_high > p.e2e_low else "-"
 
 
 def _table_rows(r: Recommendation) -> list[tuple[bool, list[str]]]:
@@ -153,8 +153,25 @@ def _paste(r: Recommendation, width: int) -> list[str]:
 
 
 def _runner(r: Recommendation) -> list[str]:
-    """The model runner the paste assumes, and what a per-batch schedule costs there."""
-    return [line for line in (r.vllm.model_runner and f"assumes {r.vllm.model_runner}", r.vllm.schedule_check) if line]
+    """The model runner the paste assumes, what a per-batch schedule costs there, and where its cap runs."""
+    return [line for line in (r.vllm.model_runner and f"assumes {r.vllm.model_runner}", r.vllm.schedule_check,
+                              _cap(r)) if line]
+
+
+def _cap(r: Recommendation) -> str:
+    """Which batches the pasted num_speculative_tokens serves: with a schedule it is the schedule's largest k,
+    which vLLM runs only in its own ranges (issue 36 #4: a cap read as the k for the user's batch)."""
+    runs, cap = r.vllm.per_batch_size_schedule, r.vllm.speculative_config.get("num_speculative_tokens")
+    if not runs or cap is None:
+        return ""
+    spans = [(lo, hi) for lo, hi, k in runs if k == cap]
+    at_cap = ("batches " if len(spans) > 1 or spans[0][1] > spans[0][0] else "batch ") + " and ".join(
+        f"{lo}-{hi}" if hi > lo else f"{lo}" for lo, hi in spans)
+    running = r.concurrency.speculative
+    here = next((k for lo, hi, k in runs if lo <= running <= hi), None)
+    there = f"; at your {running} running requests the schedule runs k={here}" if here not in (None, cap) else ""
+    return (f"num_speculative_tokens {cap} is the schedule's largest k (what vLLM allocates for): it runs only at "
+            f"{at_cap}, where it pays{there}")
 
 
 def markdown(r: Recommendation) -> str:

@@ -18,6 +18,8 @@ PICTURES = {"overview": "GPUs and $ per million output tokens, with and without 
 
 def write_review(plan_path: str, out: str | None) -> list[str]:
     """Write the review and return what to tell the user (the files, and the summary per pair)."""
+    if out is not None and not out.strip():
+        raise InputError("--out \"\": give a folder name, or leave --out out")
     plan = load_plan(plan_path)
     folder = Path(out) if out else Path.cwd() / (Path(plan_path).stem + "-review")
     if folder.exists() and not folder.is_dir():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -17,7 +18,7 @@ from advisor.vllm import GPU_MEMORY_UTILIZATION, MAX_K
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Bucket(Strict):
@@ -65,7 +66,7 @@ class AcceptanceSource(Strict):
     acceptance_rate: float | None = Field(None, ge=0, le=1)
     acceptance_length: float | None = Field(None, ge=1)
     measured_k: int | None = Field(None, ge=1, le=MAX_K)
-    per_position: list[float] | None = None
+    per_position: list[Annotated[float, Field(ge=0, le=1)]] | None = Field(None, min_length=1, max_length=MAX_K)
     measured_temperature: float | None = Field(None, ge=0, le=2)
     metrics: str | None = None  # path, relative to the plan file
 
@@ -76,6 +77,9 @@ class AcceptanceSource(Strict):
         if len(given) != 1:
             raise ValueError("give exactly one acceptance source (task, alpha, acceptance_rate, acceptance_length, "
                              f"per_position or metrics), got {', '.join(given) or 'none'}")
+        if self.per_position and any(b > a for a, b in zip(self.per_position, self.per_position[1:])):
+            raise ValueError("per_position must not rise with the position: vLLM's rates are unconditional (position "
+                             "i counts steps whose first i+1 drafts were all accepted)")
         return self
 
 

@@ -20,7 +20,7 @@ from advisor.vllm import MAX_NUM_BATCHED_TOKENS
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class Measurement(Strict):

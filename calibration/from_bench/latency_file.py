@@ -19,13 +19,14 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from advisor.errors import InputError
+from advisor.json_input import parse_json
 from calibration.from_bench.runs import BenchRun, Load, Measured, bench_result, validation_problem
 
 
 class LatencyResult(BaseModel):
     """`vllm bench latency --output-json` (vLLM 0.32)."""
 
-    model_config = ConfigDict(extra="forbid")  # the writer's four keys, nothing else
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # the writer's four keys, nothing else
 
     model_id: str
     avg_latency: float = Field(gt=0)
@@ -36,7 +37,7 @@ class LatencyResult(BaseModel):
 class LatencyArgs(BaseModel):
     """The arguments of the run, from the companion file (everything else in the namespace is ignored)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
     model: str
     input_len: int = Field(ge=1)
@@ -91,7 +92,7 @@ def _args(path) -> LatencyArgs:
 def read_json_list(path: Path) -> list:
     """The companion is a JSON list (read_json wants an object)."""
     try:
-        records = json.loads(path.read_text(encoding="utf-8"))
+        records = parse_json(path.read_text(encoding="utf-8"), str(path), "vLLM's pytorch-format record list")
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"{path} is not valid JSON ({exc})") from None
     if not isinstance(records, list) or not records:

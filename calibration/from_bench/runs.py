@@ -14,6 +14,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from advisor.errors import InputError
+from advisor.json_input import parse_json
 from advisor.measured.counts import Counts
 
 
@@ -81,7 +82,7 @@ def read_json(path: str | Path) -> dict:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read {path}: {exc}") from None
     try:
-        raw = json.loads(text)
+        raw = parse_json(text, str(path), "a vllm bench result")
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":  # `vllm bench serve --append-result` writes one JSON document per line
             raise InputError(f"{path} holds more than one result (--append-result?): save one run per file") from None

@@ -25,7 +25,7 @@ MS = 1e-3
 class ServeResult(BaseModel):
     """The keys of a `vllm bench serve --save-result` file that the advisor reads (vLLM 0.32)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
     backend: str
     model_id: str

@@ -114,3 +114,17 @@ def test_a_huge_answer_is_cut_at_the_byte_cap(capsys, monkeypatch):
 def test_an_unreachable_server_is_one_line(capsys):
     url = f"http://127.0.0.1:{closed_port()}"
     assert "cannot reach" in _fails(capsys, "observe", url, "--seconds", "1", *PAIR)
+
+
+def test_a_running_gauge_past_max_num_seqs_is_refused_and_the_flag_raises_the_bound(tmp_path):
+    """Issue 36 #2: a gauge of 1e12 gave "the cost model predicted 30602797394 ms"."""
+    from tests.cli.test_fuzz import _run
+
+    window = json.loads((Path(__file__).parents[1] / "data/observe_spec.json").read_text())
+    window["samples"] = [[t, 300.0, w] for t, _, w in window["samples"]]
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(window))
+    pair = ["--target", "tiny-llama-target", "--draft", "tiny-llama-draft", "--gpu", "cpu-xeon-icelake-2vcpu"]
+    code, _, err = _run(["observe", str(path), *pair])
+    assert code == 2 and "vllm:num_requests_running" in err and "max_num_seqs" in err and err.count("\n") == 1
+    assert _run(["observe", str(path), *pair, "--max-num-seqs", "512"])[0] == 0

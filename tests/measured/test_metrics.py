@@ -76,7 +76,7 @@ def _with_value(series: str, value: str) -> str:
 @pytest.mark.parametrize("series", ["vllm:spec_decode_num_drafts_total{",
                                     "vllm:spec_decode_num_accepted_tokens_total{",
                                     'vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name='])
-@pytest.mark.parametrize("value", ["NaN", "+Inf", "-Inf", "1e300"])
+@pytest.mark.parametrize("value", ["NaN", "+Inf", "-Inf", "1e300", "-31", "12.5"])
 @pytest.mark.parametrize("command", [["acceptance", "from-metrics"],
                                      ["recommend", "--prompt-len", "500", "--out-len", "300", "--metrics"]])
 def test_non_finite_counters_are_one_line_exit_2(series, value, command, tmp_path, capsys):
@@ -87,7 +87,32 @@ def test_non_finite_counters_are_one_line_exit_2(series, value, command, tmp_pat
     assert main([*command, str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"specadvisor: error: {path}: vllm:spec_decode_")
-    assert "which no vLLM counter reads" in err
+    assert "not a whole count as vLLM's counters keep" in err
+
+
+def _total(name: str, factor: float) -> str:
+    """NGRAM_TEXT with the engine-0 series `name` multiplied by `factor`."""
+    line = next(line for line in NGRAM_TEXT.splitlines() if line.startswith(name + "{"))
+    return _with_value(name + "{", repr(float(round(float(line.rsplit(" ", 1)[1]) * factor))))
+
+
+@pytest.mark.parametrize("text, named", [
+    # issue 36 #2: an accepted total a tenth of its per-position counts read as α 0.15 beside a 1.8x ENABLE
+    (_total("vllm:spec_decode_num_accepted_tokens_total", 0.1), "vllm:spec_decode_num_accepted_tokens_per_pos_total"),
+    (_total("vllm:spec_decode_num_draft_tokens_total", 0.1), "vllm:spec_decode_num_draft_tokens_total"),
+    (_total("vllm:spec_decode_num_drafts_total", 0.1), "vllm:spec_decode_num_accepted_tokens_per_pos_total"),
+])
+def test_counters_that_contradict_each_other_are_refused_naming_the_series(text, named):
+    with pytest.raises(InputError, match=named):
+        parse(text, "m.prom")
+
+
+def test_a_label_with_an_escaped_newline_stays_on_one_line():
+    text = _with_value("vllm:spec_decode_num_drafts_total{", "-1").replace('model_name="', 'model_name="a\\nb', 1)
+    with pytest.raises(InputError) as err:
+        parse(text, "m.prom")
+    assert "\n" not in str(err.value) and 'model_name="a\\nb' in str(err.value)
+
 
 
 def test_a_position_label_that_is_not_a_number_is_named():
@@ -116,11 +141,12 @@ def test_two_scrapes_give_the_delta_and_a_restart_is_caught(tmp_path):
     first = tmp_path / "a.prom"
     first.write_text(NGRAM_TEXT)
     one = _expected_from_get_metrics()
-    later = Counts(one.drafts + 10, one.draft_tokens + 60, one.accepted + 25, tuple(c + 5 for c in one.per_position))
+    later = Counts(one.drafts + 10, one.draft_tokens + 60, one.accepted + 5 * one.k,
+                   tuple(c + 5 for c in one.per_position))
     second = tmp_path / "b.prom"
     second.write_text(render(later, "later"))
-    assert scrape(str(first), str(second)).counts == Counts(10, 60, 25, (5,) * one.k)
-    with pytest.raises(InputError, match="restart"):
+    assert scrape(str(first), str(second)).counts == Counts(10, 60, 5 * one.k, (5,) * one.k)
+    with pytest.raises(InputError, match="vllm:spec_decode_num_drafts_total went down .* restarted"):
         scrape(str(second), str(first))
     with pytest.raises(InputError, match="no speculative drafts"):
         scrape(str(first), str(first))

@@ -78,3 +78,24 @@ def test_one_token_requests_do_not_pull_the_measured_tpot_down():
     snap = snapshot("\n".join(lines) + "\n", "t")
     zeros = 4.0  # the four one-token requests: what the output histogram's first bucket counts
     assert histogram(snap, "vllm:request_time_per_output_token_seconds", zeros=zeros).total == 2
+
+
+@pytest.mark.parametrize("line, named", [
+    # issue 36 #2: "-31 requests finished" and ENABLE; a negative TPOT sum was a traceback
+    ('vllm:request_success_total{engine="0",finished_reason="stop",model_name="m"} -31', "vllm:request_success_total"),
+    ('vllm:request_time_per_output_token_seconds_sum{engine="0",model_name="m"} -5', "_seconds_sum"),
+    ('vllm:request_success_total{engine="0",finished_reason="stop",model_name="m"} 2.5', "vllm:request_success_total"),
+    ('vllm:num_requests_running{engine="0",model_name="m"} -5', "vllm:num_requests_running"),
+])
+def test_counters_and_gauges_that_no_server_reports_are_refused_naming_the_series(line, named):
+    text = _scrape([0, 1, 0, 0, 0], 15, [1, 0, 0, 0, 0], 5, 1) + line + "\n"
+    with pytest.raises(InputError, match=named):
+        snapshot(text, "t")
+
+
+@pytest.mark.parametrize("running", [-5.0, 2.5])
+def test_a_running_sample_that_is_not_a_number_of_requests_is_refused(running):
+    start = _scrape([0, 1, 0, 0, 0], 15, [1, 0, 0, 0, 0], 5, 1)
+    end = _scrape([0, 2, 0, 0, 0], 30, [1, 1, 0, 0, 0], 20, 2)
+    with pytest.raises(InputError, match="vllm:num_requests_running reads"):
+        traffic(Window("w", start, end, 5.0, (Sample(1.0, running, 0.0),)))

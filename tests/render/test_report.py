@@ -3,7 +3,7 @@ import pytest
 from advisor.advise import advise
 from advisor.recommendation import from_advice
 from advisor.render.report import COLUMNS, _table_rows, markdown, text
-from advisor.resolve import build_scenario
+from advisor.resolve import AcceptanceInput, build_scenario
 
 
 def recommendation(**kw):
@@ -71,3 +71,16 @@ def test_an_asked_k_that_does_not_fit_is_the_row_the_report_shows_and_names(sque
         assert any(cells[:1] == ["12"] and "does not fit" in " ".join(cells) for cells in rows), out
         assert "1 without speculation, 0 at k=12; batch 1" in out
         assert "80% intervals" not in out  # no interval line for a k where nothing runs
+
+
+def test_the_pasted_cap_says_which_batches_it_serves_and_the_users_batch_runs_a_paying_k():
+    """Issue 36 #4: num_speculative_tokens 4 pasted, its row 0.70x at the user's batch, and nothing said."""
+    r = from_advice(advise(build_scenario(target="vicuna-13b-v1.3", gpu="a100-80gb-sxm", num_gpus=4, batch=353,
+                                          prompt_len=6, out_len=209, temperature=1.28, draft_quantization="fp8",
+                                          acceptance=AcceptanceInput(task="code"))))
+    cap, runs = r.vllm.speculative_config["num_speculative_tokens"], r.vllm.per_batch_size_schedule
+    here = next(k for lo, hi, k in runs if lo <= r.concurrency.speculative <= hi)
+    assert cap == 4 and here != cap and next(p for p in r.per_k if p.k == here).e2e_speedup >= 1.0
+    report = text(r, colour=False, width=200)
+    assert "num_speculative_tokens 4 is the schedule's largest k" in report and "runs only at batches 1-2" in report
+    assert f"the schedule runs k={here}" in report
