@@ -267,8 +267,9 @@ def fit_profile(profile: prof.Profile, specs: dict, path: Path | None = None) ->
             train_median_error=fit.train_median_error, train_worst_error=fit.train_worst_error,
             heldout_median_error=fit.heldout_median_error, heldout_worst_error=fit.heldout_worst_error,
             outliers=[points[i].key for i in fit.outliers],
-            unfitted={**unfitted(cpu, specs[role].num_experts > 1), **{name: f"{sum(not m.heldout for m in run.points)} points to fit: too few for "
-                                                "it as well" for name in fit.held}})
+            unfitted={**unfitted(cpu, specs[role].num_experts > 1),
+                      **{name: f"{sum(not m.heldout for m in run.points)} points to fit: too few for it as well"
+                         for name in fit.held}})
         if not fit.acceptable():
             spread = max(bench.summary(m.samples)[1] for m in run.points)
             problems.append(f"{role} held-out median error {100 * fit.heldout_median_error:.0f}% is over "

@@ -111,9 +111,10 @@ def refuse_dummy_moe(specs: dict) -> None:
     """One line and exit 2 when --dummy-weights would time a sparse MoE: its step time depends on how many experts
     its tokens route to, and vLLM's dummy weights (vllm/model_executor/model_loader/weight_utils.py
     `initialize_single_dummy_weight`: every tensor, router and norms included, uniform in ±1e-3 from one seed)
-    run unlike a checkpoint. The tiny MoE pair's decode measured 23 ms a step on them where its random-initialised
-    weights decode at 13 ms (batch 1), and a calibration on them missed the real engine's speculative steps by 46%
-    (median; 15.7% on real weights, issue 33). Randomising the router after loading would not mend the rest."""
+    run unlike a checkpoint. The tiny MoE pair's decode measured 24 ms a step on them where its random-initialised
+    weights decode at 14 ms (batch 1, median of 3), and a calibration on them missed the real engine's speculative
+    steps by 46% (median; 15.7% on real weights, issue 33). Randomising the router after loading would not mend the
+    rest (norms at ±1e-3, decode tokens that cycle between two ids)."""
     for role, spec in specs.items():
         if spec.num_experts > 1:
             raise InputError(f"--dummy-weights cannot time {spec.name} ({role}, {spec.num_experts} experts, top-"

@@ -8,9 +8,9 @@ the token embedding, so the first layers already predict most of what all layers
 fewer draft layers lowers the acceptance. Two families (`ARCHS`): the 8-layer Llama, and a Qwen2-style target that
 is deeper, wider and more grouped (12 layers, hidden 640, 5 query heads per KV head, q/k/v biases) with a 2-layer
 draft, so the validation is not tuned to one architecture; and a Mixtral-style sparse MoE (`make-test-pair --moe`: 32
-experts, top-4, a 2-layer draft) whose step time depends on how many experts its tokens touch. Weights are written as safetensors + config.json (no
-tokenizer: run vLLM with skip_tokenizer_init=True and token-id prompts). Deterministic: the same spec gives the same
-bytes. tests/calibration/engine/test_testpair.py checks, with transformers and without vLLM, that the scale dials
+experts, top-4, a 2-layer draft) whose step time depends on how many experts its tokens touch. Weights are written
+as safetensors + config.json (no tokenizer: run vLLM with skip_tokenizer_init=True and token-id prompts).
+Deterministic: the same spec gives the same bytes. tests/calibration/engine/test_testpair.py checks, with transformers and without vLLM, that the scale dials
 the draft's agreement.
 """
 
