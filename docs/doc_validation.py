@@ -14,7 +14,7 @@ from calibration.validation.markdown import TARGETS, TP_TARGETS
 from calibration.validation.report import DECISION_TOLERANCE
 
 # key prefix -> (folder, the summary figures quoted as percentages): the Llama pair at TP 1, the Qwen2-style pair,
-# the Llama pair at TP 2. "per_instance"/"per_call" are instance_spread's parts.
+# the Llama pair at TP 2, the sparse MoE pair. "per_instance"/"per_call" are instance_spread's parts.
 _HEADLINE = ("tpot_median_abs_error", "tpot_p90_abs_error", "k_choice_agreement", "verdict_agreement")
 VALIDATIONS = {
     "validation": ("docs/validation", _HEADLINE + ("gain_agreement", "draft_model_k_choice_agreement",
@@ -22,6 +22,9 @@ VALIDATIONS = {
                                                    "pass_spread")),
     "validation_qwen2": ("docs/validation/qwen2", _HEADLINE + ("per_instance", "per_call")),
     "validation_tp2": ("docs/validation/tp2", _HEADLINE + ("per_instance",)),
+    "validation_moe": ("docs/validation/moe", _HEADLINE + ("baseline_tpot_median_abs_error",
+                                                           "baseline_tpot_worst_abs_error", "per_instance", "per_call",
+                                                           "pass_spread")),
 }
 LLAMA = VALIDATIONS["validation"][0]
 

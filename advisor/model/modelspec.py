@@ -227,6 +227,12 @@ class ModelSpec(AttentionCost):
         miss = 1.0 - self.experts_per_token / self.num_experts
         return self.num_experts * (1.0 - miss ** np.asarray(tokens, dtype=float))
 
+    def expert_calls(self, tokens: np.ndarray | float) -> np.ndarray | float:
+        """Routed experts one forward pass over `tokens` tokens runs, summed over the MoE layers it runs
+        (`experts_touched` each; an MTP head's pass runs one layer): the grouped GEMMs' per-expert work. 0 for a
+        dense model."""
+        return self.moe_layers * self.pass_fraction * np.where(self.num_experts > 1, self.experts_touched(tokens), 0.0)
+
     def weight_bytes_read(self, tokens: np.ndarray | float, dtype: str = "bf16") -> np.ndarray:
         """Bytes of weights one forward step over `tokens` tokens streams from memory (embedding rows are
         gathered, not streamed; the lm_head and any fusion layer are streamed in full)."""

@@ -47,8 +47,10 @@ LOSS_SCALE = 0.05  # residuals (log-ratios) beyond ~5% count linearly, not quadr
 LOSS_TOLERANCE = 1e-5
 OUTLIER_FLOOR = 0.4  # a training point is only dropped as an outlier when the fit misses it by > e^0.4 - 1 ≈ 50%
 FITTED = tuple(f for f in calibrated_fields() if f.how.unit is not None)  # every field a fit may solve for
-GRID = tuple(f for f in FITTED if not f.how.unseen)  # ... those calibrate's step grid identifies
+GRID = tuple(f for f in FITTED if not f.how.unseen and not f.how.moe_only)  # ... those any model's step grid identifies
+MOE_GRID = tuple(f for f in FITTED if f.how.moe_only)  # ... and those only an MoE model's steps depend on
 PARAMS = tuple(f.name for f in GRID)
+NO_EXPERTS = "a dense model's steps touch no experts"  # why a dense model's fit keeps MOE_GRID at their defaults
 # What a step admitting new requests pays on top: s per step (in ms), s per admitted sequence (in µs).
 ADMISSION = (Calibrated(unit=1e-3), Calibrated(unit=1e-6))
 UNKNOWNS = tuple(f.how for f in GRID) + ADMISSION  # x, the vector the solver moves
@@ -59,6 +61,17 @@ OPTIONAL = ("overlap_exponent",)
 MIN_TRAINING_POINTS, MIN_HELD_OUT = 2 * (len(UNKNOWNS) - len(OPTIONAL)), 2
 # vLLM dtypes -> advisor.model.modelspec.BYTES_PER_PARAM keys (the weights' bytes per parameter in the cost model)
 WEIGHT_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16"}
+
+
+def grid_for(model: ModelSpec) -> tuple:
+    """The fields `model`'s calibration grid identifies: GRID, and MOE_GRID for a sparse MoE (the expert work of
+    a step grows with its tokens as E·(1 - (1 - k/E)^N) per layer, unlike anything else in it)."""
+    return GRID + (MOE_GRID if model.num_experts > 1 else ())
+
+
+def min_training_points(model: ModelSpec) -> int:
+    """The fewest points `model`'s grid must leave to fit: 2 per unknown once the optional ones are held."""
+    return MIN_TRAINING_POINTS + 2 * (len(grid_for(model)) - len(GRID))
 
 
 class FitError(ValueError):
@@ -103,11 +116,12 @@ def _admission(x: np.ndarray, grid: tuple = GRID) -> tuple[float, float]:
     return step, seq
 
 
-def unfitted(cpu: bool) -> dict[str, str]:
+def unfitted(cpu: bool, moe: bool = False) -> dict[str, str]:
     """The fields calibrate's grid does not identify, and why: they keep their defaults (on a CPU, the ones that do
-    not apply there take their CPU value)."""
-    return {f.name: ("does not apply on a CPU (no CUDA graphs): " if cpu and f.how.cpu is not None else "")
-            + f.how.unseen for f in FITTED if f.how.unseen}
+    not apply there take their CPU value); for a dense model (`moe` false), those only experts pay too."""
+    return {**{f.name: ("does not apply on a CPU (no CUDA graphs): " if cpu and f.how.cpu is not None else "")
+               + f.how.unseen for f in FITTED if f.how.unseen},
+            **({} if moe else {f.name: NO_EXPERTS for f in MOE_GRID})}
 
 
 def datasheet(hardware: str | None) -> EngineCost | None:
@@ -172,7 +186,7 @@ def outliers(miss: np.ndarray, train: np.ndarray) -> np.ndarray:
 
 def fit_cost(model: ModelSpec, points: list[Point], times, heldout: list[bool], chunk_tokens: int,
              weight_dtype: str = "bf16", fixed: dict | None = None, tp: int = 1) -> Fit:
-    """Least-squares fit of the EngineCost parameters the grid identifies (`GRID`), and the admission cost, to
+    """Least-squares fit of the EngineCost parameters the grid identifies (`grid_for`), and the admission cost, to
     `times` (seconds, one per point, measured on `tp` GPUs) on the points not held out; errors reported on both sets.
     `fixed`: values of other EngineCost fields (default: theirs; at tp > 1 the measured all-reduce terms). With fewer than two training points per unknown, the OPTIONAL ones
     are held at their defaults (`Fit.held`) before the fit is refused."""
@@ -182,8 +196,8 @@ def fit_cost(model: ModelSpec, points: list[Point], times, heldout: list[bool], 
     if len(points) != len(times) or len(points) != len(heldout):
         raise ValueError("fit_cost: points, times and heldout must have the same length")
     train = ~heldout
-    kept = OPTIONAL if train.sum() < 2 * len(UNKNOWNS) else ()
-    grid = tuple(f for f in GRID if f.name not in kept)
+    kept = OPTIONAL if train.sum() < 2 * (len(grid_for(model)) + len(ADMISSION)) else ()
+    grid = tuple(f for f in grid_for(model) if f.name not in kept)
     unknowns = tuple(f.how for f in grid) + ADMISSION
     if train.sum() < 2 * len(unknowns) or heldout.sum() < MIN_HELD_OUT:
         raise FitError(f"too few measured points to fit ({int(train.sum())} to fit, {int(heldout.sum())} held out): "
@@ -253,8 +267,9 @@ def fit_profile(profile: prof.Profile, specs: dict, path: Path | None = None) ->
             train_median_error=fit.train_median_error, train_worst_error=fit.train_worst_error,
             heldout_median_error=fit.heldout_median_error, heldout_worst_error=fit.heldout_worst_error,
             outliers=[points[i].key for i in fit.outliers],
-            unfitted={**unfitted(cpu), **{name: f"{sum(not m.heldout for m in run.points)} points to fit: too few for "
-                                                "it as well" for name in fit.held}})
+            unfitted={**unfitted(cpu, specs[role].num_experts > 1),
+                      **{name: f"{sum(not m.heldout for m in run.points)} points to fit: too few for it as well"
+                         for name in fit.held}})
         if not fit.acceptable():
             spread = max(bench.summary(m.samples)[1] for m in run.points)
             problems.append(f"{role} held-out median error {100 * fit.heldout_median_error:.0f}% is over "

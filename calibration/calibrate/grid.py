@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, replace
 
 from calibration.calibrate import bench
 from calibration.calibrate.budget import START_SECONDS_CPU, START_SECONDS_GPU, engine_starts
-from calibration.calibrate.fit import MIN_HELD_OUT, MIN_TRAINING_POINTS
+from calibration.calibrate.fit import MIN_HELD_OUT, min_training_points
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,9 +41,9 @@ class Grid:
 
 def fittable(grid: Grid, models: dict) -> bool:
     """Every model's grid leaves enough points to fit and to hold out (`calibration.calibrate.fit`)."""
-    for role in models:
+    for role, spec in models.items():
         flags = bench.held_out(grid.points(role))
-        if len(flags) - sum(flags) < MIN_TRAINING_POINTS or sum(flags) < MIN_HELD_OUT:
+        if len(flags) - sum(flags) < min_training_points(spec) or sum(flags) < MIN_HELD_OUT:
             return False
     return True
 

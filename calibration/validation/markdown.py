@@ -161,7 +161,9 @@ def markdown(doc: dict) -> str:
              f"calibrate and are left out of every statistic below): {1e3 * doc['costs']['spec_overhead']:.2f} ms + "
              f"{1e3 * doc['costs']['spec_seq_overhead']:.2f} ms per sequence.", "",
              f"Grid: {arch.family} pairs (target {arch.num_layers} layers × {arch.hidden_size}, {arch.num_heads} heads "
-             f"over {arch.num_kv_heads} KV heads; draft: its first {_layers(grid.get('draft_layers', 1))})"
+             f"over {arch.num_kv_heads} KV heads"
+             + (f", {arch.num_experts} experts top-{arch.experts_per_token}" if arch.num_experts > 1 else "")
+             + f"; draft: its first {_layers(grid.get('draft_layers', 1))})"
              + (f" at tensor parallelism {tp}" if tp > 1 else "") + ", residual scale "
              f"{', '.join(f'{x:g}' for x in grid['scales'])}"
              + (" + n-gram" if grid["ngram"] else "") + f"; k {grid['ks']}; batch {grid['batches']}; "
@@ -182,6 +184,8 @@ def markdown(doc: dict) -> str:
               f"{s.get('k_misses_within_noise', 0)} / {s.get('verdict_misses_within_noise', 0)} | | |",
               f"| draft_model only: chosen k ok / verdict agrees | {_pct(s.get('draft_model_k_choice_agreement'))} / "
               f"{_pct(s.get('draft_model_verdict_agreement'))} | | |",
+              f"| baseline TPOT, predicted vs the engine's own decode: median / worst abs error over shapes | "
+              f"{_pct(s.get('baseline_tpot_median_abs_error'))} / {_pct(s.get('baseline_tpot_worst_abs_error'))} | | |",
               f"| median abs error, e2e speedup | {_pct(s.get('e2e_median_abs_error'))} | | |",
               f"| p90 abs error, e2e speedup | {_pct(s.get('e2e_p90_abs_error'))} | | |", "",
               "![predicted vs measured](predicted-vs-measured.png)", "",

@@ -148,7 +148,8 @@ def compare(runs: list[Run], costs: Costs) -> list[dict]:
             row.update(tokens_per_step=E, acceptance_rate=r.accepted / max(r.draft_tokens, 1),
                        measured_tpot=b.tpot_s / r.tpot_s, predicted_tpot=float(t.tpot_baseline / t.tpot_spec),
                        measured_e2e=b.e2e_s / r.e2e_s, predicted_e2e=float(t.e2e_baseline / t.e2e_spec),
-                       predicted_tpot_s=float(t.tpot_spec), predicted_base_tpot_s=float(t.tpot_baseline))
+                       predicted_tpot_s=float(t.tpot_spec), predicted_base_tpot_s=float(t.tpot_baseline),
+                       measured_base_tpot_s=b.tpot_s)
             row["tpot_error"] = row["predicted_tpot"] / row["measured_tpot"] - 1.0
             row["e2e_error"] = row["predicted_e2e"] / row["measured_e2e"] - 1.0
         rows.append(row)
@@ -218,6 +219,7 @@ def summarize(rows: list[dict], decided: list[dict], runs: list[Run] = ()) -> di
         summary[f"{metric}_median_abs_error"] = float(np.median(errs)) if errs.size else None
         summary[f"{metric}_p90_abs_error"] = float(np.percentile(errs, 90)) if errs.size else None
     summary["worst"] = sorted(good, key=lambda r: -abs(r["tpot_error"]))[:5]
+    summary.update(baseline_tpot_errors(good))
     if decided:
         summary["k_choice_agreement"] = float(np.mean([d["chosen_ok"] for d in decided]))
         summary["verdict_agreement"] = _agreement(decided, "enable")
@@ -232,6 +234,17 @@ def summarize(rows: list[dict], decided: list[dict], runs: list[Run] = ()) -> di
             summary["draft_model_k_choice_agreement"] = float(np.mean([d["chosen_ok"] for d in models]))
             summary["draft_model_verdict_agreement"] = _agreement(models, "enable")
     return summary
+
+
+def baseline_tpot_errors(rows: list[dict]) -> dict:
+    """How far the calibrated model puts the baseline's own decode (TPOT without speculation) from what the engine
+    measured, per shape (batch, prompt, output, temperature): the median and the largest |predicted/measured - 1|
+    over shapes. The speedups divide by it, so a miss here moves every point of its shape alike."""
+    shapes = {(r["batch"], r["prompt_len"], r["out_len"], r["temperature"]): r for r in rows
+              if "measured_base_tpot_s" in r}
+    errs = np.abs([r["predicted_base_tpot_s"] / r["measured_base_tpot_s"] - 1.0 for r in shapes.values()])
+    return {"baseline_tpot_median_abs_error": float(np.median(errs)) if errs.size else None,
+            "baseline_tpot_worst_abs_error": float(errs.max()) if errs.size else None}
 
 
 def _agreement(decided: list[dict], what: str) -> float:

@@ -90,6 +90,22 @@ def test_moe_verification_touches_more_experts():
     assert float(mixtral.weight_bytes_read(5)) > 2 * float(mixtral.weight_bytes_read(1))
 
 
+def test_each_expert_a_step_touches_pays_the_expert_overhead_and_a_dense_step_none(llama8b, cost):
+    from dataclasses import replace
+
+    from advisor.profiles.catalog import load_model
+
+    mixtral = load_model("mixtral-8x7b-instruct-v0.1")  # 32 layers, top-2 of 8
+    priced = replace(cost, expert_overhead=50e-6)
+    batch = np.array([1.0, 4.0, 16.0])
+    extra = step_time(mixtral, priced, batch, 1, 512) - step_time(mixtral, cost, batch, 1, 512)
+    touched = 8 * (1 - (1 - 2 / 8) ** batch)  # E·(1 - (1 - k/E)^N) per layer
+    assert extra == pytest.approx(50e-6 * 32 * touched)
+    assert float(prefill_time(mixtral, priced, 1, 512) - prefill_time(mixtral, cost, 1, 512)) == \
+        pytest.approx(50e-6 * 32 * 8, rel=0.01)  # every expert; a piecewise pass's floor hides a little of it
+    assert np.array_equal(step_time(llama8b, priced, batch, 1, 512), step_time(llama8b, cost, batch, 1, 512))
+
+
 def test_the_gemm_switch_follows_the_tokens_in_a_step_not_per_sequence(llama8b, cost):
     # A batch-4 decode step multiplies a 4-row matrix exactly as a batch-1 verification of 4 tokens does: both pay
     # the multi-token overhead; only a step carrying one token in all runs the matrix-vector kernels.

@@ -7,7 +7,16 @@ import pytest
 
 from advisor.model.enginecost import DEFAULT_DRAFT_PASS_OVERHEAD_S, EngineCost
 from calibration.calibrate.bench import held_out, plan, predict
-from calibration.calibrate.fit import PARAMS, FitError, fit_cost, held_fixed, measured_time, unfitted
+from calibration.calibrate.fit import (
+    NO_EXPERTS,
+    PARAMS,
+    FitError,
+    fit_cost,
+    held_fixed,
+    measured_time,
+    min_training_points,
+    unfitted,
+)
 
 CHUNK = 8192
 
@@ -132,9 +141,35 @@ def test_a_cpu_fit_holds_what_does_not_apply_there_and_keeps_what_its_grid_canno
     why = unfitted(cpu=True)
     assert set(why) == {"kv_bandwidth", "floor_exponent", "layer_floor_graph", "layer_floor_piecewise",
                         "draft_pass_overhead", "spec_overhead", "spec_seq_overhead", "ngram_overhead",
-                        "ngram_seq_overhead", "moe_kernel_floor"}
+                        "ngram_seq_overhead", "moe_kernel_floor", "expert_overhead"}
     assert "MoE" in why["moe_kernel_floor"]  # issue 24's floor: a dense model's grid launches no MoE kernels
+    assert why["expert_overhead"] == NO_EXPERTS and "expert_overhead" not in unfitted(cpu=True, moe=True)
+    assert fit.cost.expert_overhead == 0.0
     assert "CPU" in why["layer_floor_graph"] and "CPU" not in unfitted(cpu=False)["layer_floor_graph"]
+
+
+def test_an_moe_fit_prices_the_experts_its_steps_touch_not_a_fixed_overhead():
+    """Issue 33: a sparse MoE's step grows with the experts its N tokens touch, E·(1 - (1 - k/E)^N) per layer (4 of
+    32 at batch 1, ~28 at batch 16 for top-4). Steps generated with a per-expert cost are fitted back to it, and the
+    step overhead stays what it was rather than absorbing the experts."""
+    from advisor.model.config_reader import spec_from_config
+    from calibration.engine.testpair import ARCHS, hf_config
+
+    arch, _ = ARCHS["mixtral"]
+    moe = spec_from_config(hf_config(arch, arch.num_layers), "moe")
+    assert moe.expert_calls(1) == pytest.approx(arch.num_layers * 4)
+    assert moe.expert_calls(16) == pytest.approx(arch.num_layers * 32 * (1 - (1 - 4 / 32) ** 16))
+    cpu = EngineCost(bandwidth=8e9, flops=4e10, step_overhead=6e-3, token_overhead=150e-6, seq_overhead=0.5e-3,
+                     multi_token_overhead=5e-3, overlap_exponent=1.0, layer_floor_graph=0.0, layer_floor_piecewise=0.0,
+                     expert_overhead=120e-6)
+    points = plan(max_batch=16, max_context=512, max_k=3, block_size=128, max_batched_tokens=2048)
+    held = held_out(points)
+    assert len(points) - sum(held) >= min_training_points(moe) == min_training_points(
+        spec_from_config(hf_config(ARCHS["llama"][0], 8), "dense")) + 2
+    fit = fit_cost(moe, points, predict(moe, cpu, points, 2048), held, 2048, fixed=held_fixed(True))
+    assert fit.cost.expert_overhead == pytest.approx(cpu.expert_overhead, rel=0.05)
+    assert fit.cost.step_overhead == pytest.approx(cpu.step_overhead, rel=0.05)
+    assert fit.heldout_worst_error < 0.01
 
 
 def test_a_small_grid_holds_the_overlap_exponent_rather_than_refusing(llama8b, truth):

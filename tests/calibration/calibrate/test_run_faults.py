@@ -32,6 +32,18 @@ def test_model_directory_without_config_json(tmp_path, capsys):
     _fails(capsys, ["--target", str(tmp_path / "empty"), "--dummy-weights"], "has no config.json")
 
 
+def test_dummy_weights_are_refused_for_an_moe_whose_routing_they_would_not_reproduce(tmp_path, capsys):
+    """Issue 33: vLLM's dummy weights route an MoE's tokens unlike real ones, so --dummy-weights on a sparse MoE is
+    one line and exit 2 before any engine starts; its real weights calibrate (tests/.../test_run_engine.py)."""
+    from calibration.engine.testpair import MOE_FAMILY, PairSpec, family_arch, write_configs
+
+    arch, layers = family_arch(MOE_FAMILY)
+    pair = write_configs(tmp_path / "moe", PairSpec(0.1, draft_layers=layers, arch=arch))
+    _fails(capsys, ["--target", str(pair.target_dir), "--draft", str(pair.draft_dir), "--dummy-weights"],
+           "--dummy-weights cannot time test-pair-target (target, 32 experts, top-4)")
+    assert not (tmp_path / "cal.json").exists()
+
+
 def test_an_existing_profile_is_never_overwritten_without_resume(pair, tmp_path, capsys):
     out = tmp_path / "cal.json"
     out.write_text("{}")

@@ -18,12 +18,15 @@ from calibration.engine.testpair import (
     TinyArch,
     family_arch,
     make_pair,
+    pair_family,
     target_weights,
 )
 
 SMALL = TinyArch(vocab_size=512, hidden_size=64, num_layers=4, num_heads=4, num_kv_heads=2, intermediate_size=128)
 SMALL_QWEN2 = TinyArch(family="qwen2", vocab_size=512, hidden_size=80, num_layers=5, num_heads=5, num_kv_heads=1,
                        intermediate_size=224)
+SMALL_MOE = TinyArch(family="mixtral", vocab_size=512, hidden_size=64, num_layers=4, num_heads=4, num_kv_heads=2,
+                     intermediate_size=32, num_experts=8, experts_per_token=2)
 
 
 def test_pair_on_disk_is_a_llama_target_and_its_first_layers(tmp_path):
@@ -58,11 +61,35 @@ def test_qwen2_family_is_a_deeper_wider_grouped_target_with_qkv_biases(tmp_path)
         family_arch("gpt2")
 
 
-def test_residual_branches_carry_the_scale():
-    small, large = target_weights(PairSpec(0.01, arch=SMALL)), target_weights(PairSpec(0.1, arch=SMALL))
+def test_moe_family_is_a_sparse_mixtral_whose_router_spreads_tokens_over_the_experts(tmp_path):
+    pair = make_pair(tmp_path, PairSpec(scale=0.05, draft_layers=2, arch=SMALL_MOE))
+    config = json.loads((pair.target_dir / "config.json").read_text())
+    assert (config["architectures"], config["num_local_experts"], config["num_experts_per_tok"]) == \
+        (["MixtralForCausalLM"], 8, 2)
+    spec = load_model(str(pair.target_dir))  # the advisor reads it as the sparse MoE it is
+    assert (spec.num_experts, spec.experts_per_token, spec.intermediate_size) == (8, 2, 32)
+    target = load_file(pair.target_dir / "model.safetensors")
+    assert target["model.layers.0.block_sparse_moe.experts.7.w2.weight"].shape == (64, 32)
+    # a real initialisation's router: logits of std ~1 over unit-RMS states, so 200 random tokens' top-2 reach
+    # every expert, as E·(1 - (1 - k/E)^N) expects (vLLM's dummy weights give logits of ~1e-5)
+    states = torch.randn(200, 64)
+    logits = states @ target["model.layers.0.block_sparse_moe.gate.weight"].float().T
+    assert 0.7 < float(logits.std()) < 1.4
+    assert len(set(logits.topk(2).indices.flatten().tolist())) == 8
+    moe, layers = family_arch(pair_family("llama", moe=True))
+    assert (moe.family, moe.num_experts, moe.experts_per_token, layers) == ("mixtral", 32, 4, 2)
+    with pytest.raises(InputError, match="--moe writes a mixtral pair"):
+        pair_family("qwen2", moe=True)
+    with pytest.raises(InputError, match="MoE families need"):
+        TinyArch(family="llama", num_experts=8, experts_per_token=2)
+
+
+@pytest.mark.parametrize("arch", [SMALL, SMALL_MOE], ids=["llama", "moe"])
+def test_residual_branches_carry_the_scale(arch):
+    small, large = target_weights(PairSpec(0.01, arch=arch)), target_weights(PairSpec(0.1, arch=arch))
     for name in small:
         ratio = float(large[name].float().std() / small[name].float().std()) if small[name].float().std() > 0 else 1.0
-        expected = 10.0 if name.endswith(("o_proj.weight", "down_proj.weight")) else 1.0
+        expected = 10.0 if name.endswith(("o_proj.weight", "down_proj.weight", "w2.weight")) else 1.0
         assert ratio == pytest.approx(expected, rel=0.02), name
 
 
@@ -114,7 +141,7 @@ def greedy_agreement(pair: TestPair, prompts: list[list[int]], out_len: int) -> 
     return agree / total
 
 
-@pytest.mark.parametrize("arch", [SMALL, SMALL_QWEN2], ids=["llama", "qwen2"])
+@pytest.mark.parametrize("arch", [SMALL, SMALL_QWEN2, SMALL_MOE], ids=["llama", "qwen2", "moe"])
 def test_agreement_falls_as_the_scale_grows(tmp_path, arch):
     """Teacher-forced greedy agreement of draft and target (transformers, float32, no vLLM) is what greedy
     rejection sampling accepts: it must fall from near 1 to low as the target's extra layers grow louder."""
@@ -133,4 +160,7 @@ def test_cli_make_test_pair(tmp_path, capsys):
     assert main(["make-test-pair", "--out", str(tmp_path / "p"), "--scale", "0.05"]) == 2
     assert "already exists" in capsys.readouterr().err
     assert main(["make-test-pair", "--out", str(tmp_path / "q"), "--scale", "0.05", "--family", "gpt2"]) == 2
-    assert capsys.readouterr().err.strip() == "specadvisor: error: --family must be one of llama, qwen2, got 'gpt2'"
+    assert capsys.readouterr().err.strip() == \
+        "specadvisor: error: --family must be one of llama, qwen2, mixtral, got 'gpt2'"
+    assert main(["make-test-pair", "--out", str(tmp_path / "m"), "--scale", "0.05", "--moe", "--family", "qwen2"]) == 2
+    assert capsys.readouterr().err.strip().startswith("specadvisor: error: --moe writes a mixtral pair")

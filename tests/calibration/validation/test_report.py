@@ -68,6 +68,18 @@ def test_model_generated_runs_have_no_error_and_agree(costs):
     assert s["tpot_median_abs_error"] == pytest.approx(0.0, abs=1e-12)
 
 
+def test_the_baseline_tpot_is_held_against_the_engines_own_decode_per_shape(costs):
+    """Issue 33's second check: the calibrated baseline TPOT against what the baseline engine decoded at, once per
+    shape (every speculative point of a shape divides by the same baseline)."""
+    runs = synthetic_runs(costs, 0.8) + synthetic_runs(costs, 0.8, batch=1)
+    slower = [replace(r, tpot_s=r.tpot_s * (1.25 if r.batch == 1 else 1.0)) if r.method == "baseline" else r
+              for r in runs]
+    s = summarize(compare(slower, costs), [])
+    assert s["baseline_tpot_worst_abs_error"] == pytest.approx(0.2, rel=1e-9)  # 1/1.25 - 1 at batch 1
+    assert s["baseline_tpot_median_abs_error"] == pytest.approx(0.1, rel=1e-9)  # median of 0.2 and 0
+    assert summarize(compare(runs, costs), [])["baseline_tpot_worst_abs_error"] == pytest.approx(0.0, abs=1e-12)
+
+
 def test_error_is_prediction_over_measurement(costs):
     runs = synthetic_runs(costs, 0.8, slowdown=(2, 1.25))
     row = next(r for r in compare(runs, costs) if r["k"] == 2)
@@ -257,11 +269,12 @@ def test_on_a_gpu_the_ngram_probe_verifies_every_sequence(costs):
     assert fitted.spec_seq_overhead == pytest.approx(b, rel=1e-6)
 
 
-@pytest.mark.parametrize("folder", ["", "qwen2", "tp2"])
+@pytest.mark.parametrize("folder", ["", "qwen2", "tp2", "moe"])
 @pytest.mark.parametrize("machine", ["cpu", "cpu-xeon-icelake-2vcpu"])
 def test_the_committed_report_is_what_the_model_says_about_its_measurements(machine, folder, monkeypatch):
     """docs/validation/ (linked from the README) must be reproducible: re-analysing its raw measurements with its
-    calibration gives the committed numbers, for the Llama pair, the Qwen2-style pair and the Llama pair at TP 2. A cost-model change that moves them needs `validate --from-json`.
+    calibration gives the committed numbers, for the Llama pair, the Qwen2-style pair, the Llama pair at TP 2 and the
+    sparse MoE pair. A cost-model change that moves them needs `validate --from-json`.
     On any machine: one whose hardware matches no profile ("cpu") as well as the one it was measured on."""
     import calibration.validation.write as write
 
