@@ -1,11 +1,12 @@
 """The datasheet cost model's own error, by regime, as data: profiles/model-error.json (what `recommend` widens its
 intervals by), and the coverage of its 80% interval over the published rows.
 
-    python benchmarks/datasheet_errors.py            # fit + LOSO (datasheet_fit.py); write the file and the
-                                                     # coverage section of docs/datasheet-fit.md
-    python benchmarks/datasheet_errors.py --print    # the same, printed only
+    python -m benchmarks.datasheet_errors            # fit + LOSO (benchmarks/datasheet_fit/); write the file and
+                                                     # the coverage section of docs/datasheet-fit.md
+    python -m benchmarks.datasheet_errors --print    # the same, printed only
+    python -m benchmarks.datasheet_errors --fits F.json  # the fit and LOSO that `datasheet_fit --fits F.json` kept
 
-Run it after benchmarks/datasheet_fit.py (which rewrites docs/datasheet-fit.md without this section).
+Run it after `python -m benchmarks.datasheet_fit` (which rewrites docs/datasheet-fit.md without this section).
 
 Every row of ../shared/reference/gpu-measurements.md the model expresses (`datasheet_fit.rows`) is predicted by
 fits that never saw its source, in both of the datasheet fit's stages (`leave_one_source_out`: the
@@ -36,8 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import datasheet_fit as df  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks import datasheet_fit as df  # noqa: E402
 
 from advisor.atomic_write import write_atomic  # noqa: E402
 from advisor.model.uncertainty import LEVEL, Z80, ridge_tokens  # noqa: E402
@@ -103,12 +104,16 @@ def coverage(r: np.ndarray, kinds: np.ndarray, sources: np.ndarray | None = None
     return np.abs(r) <= Z80 * sigma
 
 
-def compute() -> dict:
+def compute(fits: Path | None = None) -> dict:
+    """The error file's content; the LOSO predictions from `fits` (what `datasheet_fit --fits` kept) if given."""
     np.seterr(all="ignore")
     table = df.rows()
     train = np.array([row.source_id in df.FITTED for row in table])  # what the shipped fit trains on
-    fitted, _ = df.fit_stages(table, train)
-    loso, _ = df.leave_one_source_out(table, train, fitted)
+    if fits is not None:
+        loso = np.array(json.loads(fits.read_text())["loso"])
+    else:
+        fitted, _ = df.fit_stages(table, train)
+        loso, _ = df.leave_one_source_out(table, train, fitted)
     train = np.array([row.vllm_v1 for row in table])  # coverage is judged on the rows whose regimes apply
     published = np.array([row.published for row in table])
     r = np.log(published / np.maximum(loso, 1e-30))
@@ -200,8 +205,10 @@ def with_section(doc: str, d: dict) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--print", action="store_true", help="print the file instead of writing it")
+    ap.add_argument("--fits", type=Path, help="the fits `python -m benchmarks.datasheet_fit --fits F.json` kept "
+                    "(its leave-one-source-out included): no refit")
     args = ap.parse_args(argv)
-    d = compute()
+    d = compute(args.fits)
     text = json.dumps(d, indent=1) + "\n"
     if args.print:
         print(text + "\n" + section(d))

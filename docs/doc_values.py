@@ -177,7 +177,7 @@ def _measured_range(drafts: int) -> str:
 
 @cache
 def _datasheet_fit() -> list[str]:
-    """The summary row of docs/datasheet-fit.md (benchmarks/datasheet_fit.py writes it) over every expressed row:
+    """The summary row of docs/datasheet-fit.md (benchmarks/datasheet_fit/ writes it) over every expressed row:
     rows, median abs error shipped, fitted, leaving each source out."""
     row = next(line for line in (ROOT / "docs/datasheet-fit.md").read_text().splitlines()
                if line.startswith("| all expressed rows |"))

@@ -14,7 +14,7 @@ compute is *not* fully hidden: on one H100 the Llama-3.1-8B step grows by ~21 µ
 (Liu et al. 2026, arXiv 2601.11580, the fitted formula in ../shared/reference/gpu-measurements.md §1), far below the
 ridge point where a hard max() would start charging. So the two are combined by a p-norm (a smooth maximum): p → ∞
 is the hard max, p = 1 plain addition. The p-norm is homogeneous of degree 1, so applying it to the whole pass or
-layer by layer is the same for uniform layers; p and F are fitted together (benchmarks/datasheet_fit.py).
+layer by layer is the same for uniform layers; p and F are fitted together (benchmarks/datasheet_fit/).
 At small N the weights dominate and the step is memory-bound: verifying k+1 tokens costs about one decode step,
 which is the whole premise of speculative decoding (Leviathan et al. 2023, §3.4). As N = B·(k+1) grows the
 flops catch up and the step turns compute-bound, so verification costs ~(k+1)× (SmartSpec, Liu et al. 2024).

@@ -27,7 +27,7 @@ from advisor.vllm import (
 )
 
 # The datasheet defaults: what every user without a calibration of their own gets. Fitted by
-# benchmarks/datasheet_fit.py (scipy least_squares, soft-L1 on log error, as `specadvisor calibrate` fits) to the
+# benchmarks/datasheet_fit/ (scipy least_squares, soft-L1 on log error, as `specadvisor calibrate` fits) to the
 # measurements in ../shared/reference/gpu-measurements.md, rounded, in two stages: vLLM's own rows on NVIDIA HBM GPUs
 # (§1 Liu et al. on H100, vLLM PRs #29334 and #24343 on A100, §6's DeepSeek-V3.2 on B300) set everything down to
 # DEFAULT_FLOOR_SCALE's Ampere entry; then, with those held, the scales of a kind no such row has: GDDR's on the A40
