@@ -7,7 +7,7 @@ line shows it.
 
 from __future__ import annotations
 
-from advisor.model.enginecost import DEFAULT_FLOPS_SCALE, streams_like
+from advisor.model.enginecost import DEFAULT_BANDWIDTH_SCALE, streams_like
 from advisor.model.hardware import FAMILY_NAMES, Hardware
 from advisor.model.kernels import MEASURED_ON, floors_borrowed_from
 
@@ -35,12 +35,12 @@ def _figure(hw: Hardware, figure: str) -> str | None:
 
 
 def floors(hw: Hardware) -> str | None:
-    """Whose kernel floors (and matmul share, where that generation's was fitted apart) a GPU takes, in words, when
+    """Whose kernel floors (and bandwidth share, where that generation's was fitted apart) a GPU takes, in words, when
     no row measured its own family; None when one did."""
     gen = floors_borrowed_from(hw)
     if gen is None:
         return None
-    what = "kernel floors" + (" and matmul share" if DEFAULT_FLOPS_SCALE[gen] != 1.0 else "")
+    what = "kernel floors" + (" and bandwidth share" if DEFAULT_BANDWIDTH_SCALE[gen] != 1.0 else "")
     return f"{what} are {FAMILY_NAMES[gen]}'s ({MEASURED_ON[gen]}): {FAMILY_NAMES[hw.family]} has no measured rows"
 
 

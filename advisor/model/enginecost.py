@@ -61,10 +61,12 @@ DEFAULT_MOE_KERNEL_FLOOR_S = 5.4e-6
 # Kernel floors on each GPU generation relative to Hopper's (advisor.model.kernels.generation): the A100 rows (vLLM),
 # the MI300X rows (SGLang, DeepSeek-V3). vLLM's B300 rows fit at Hopper's floors.
 DEFAULT_FLOOR_SCALE = {"ampere": 2.6, "hopper": 1.0, "blackwell": 1.0, "cdna3": 3.2}
-# The share of the matmul peak each generation reaches, relative to DEFAULT_FLOPS_EFFICIENCY. CDNA3's is far below
-# any GEMM's real efficiency: it carries whatever per-token work SGLang on MI300X pays that the model does not break
-# out (its MTP gain falls from 2.1x to 1.25x by concurrency 64), fitted rather than explained
-DEFAULT_FLOPS_SCALE = {"ampere": 1.0, "hopper": 1.0, "blackwell": 1.0, "cdna3": 0.054}
+# The share of its peak bandwidth each generation streams, relative to DEFAULT_BANDWIDTH_EFFICIENCY (NVIDIA's HBM):
+# CDNA3's from the MI300X rows (SGLang's DeepSeek-V3, the SSD engine's Llama-3.1-70B at TP1/2/4), held with it inside
+# the physical range of weight streaming (0.6-0.95 of peak). Matmuls reach one share of their peak on every
+# generation (DEFAULT_FLOPS_EFFICIENCY): issue 33 removed the per-generation matmul scale (CDNA3's was 0.054, a
+# catch-all for SGLang's per-token cost on MI300X, now a term of that engine in the fit)
+DEFAULT_BANDWIDTH_SCALE = {"ampere": 1.0, "hopper": 1.0, "blackwell": 1.0, "cdna3": 1.0}
 # The share of its peak GDDR memory streams, relative to HBM's (Hardware.gddr): the A40 rows (vLLM 0.6.3)
 DEFAULT_GDDR_BANDWIDTH_SCALE = 0.84
 # Memory kinds no published row measures, and the measured kind whose share of peak they take: LPDDR (DGX Spark's
@@ -201,7 +203,7 @@ class EngineCost:
         """The datasheet defaults (fitted to published vLLM measurements on GPUs; see the constants above) on `hw`,
         with vLLM's `vllm serve` limits for its class (`advisor.vllm.batch_defaults`). On a CPU the parameters that
         do not apply there (CUDA-graph floors) take their CPU value; kernel and all-reduce floors scale by the GPU's
-        generation (`DEFAULT_FLOOR_SCALE`), and so does the matmul efficiency (`DEFAULT_FLOPS_SCALE`); GDDR (and
+        generation (`DEFAULT_FLOOR_SCALE`), and so does the bandwidth (`DEFAULT_BANDWIDTH_SCALE`); GDDR (and
         LPDDR, `streams_like`) streams `DEFAULT_GDDR_BANDWIDTH_SCALE` of HBM's share of its peak. The
         compute peak is the one the weight format's matmuls run at (`quantization.compute_dtype`: fp8 and W4A4 NVFP4
         on their tensor cores, weight-only formats in 16 bit)."""
@@ -211,10 +213,11 @@ class EngineCost:
         floors = {"layer_floor_graph": DEFAULT_LAYER_FLOOR_GRAPH_S * scale, "moe_kernel_floor":
                   DEFAULT_MOE_KERNEL_FLOOR_S * scale}
         memory = hw.bandwidth_bytes_per_s * (DEFAULT_GDDR_BANDWIDTH_SCALE if streams_like(hw) == "GDDR" else 1.0)
+        memory *= DEFAULT_BANDWIDTH_SCALE[gen]
         return cls(
             bandwidth=memory * DEFAULT_BANDWIDTH_EFFICIENCY,
             kv_bandwidth=memory * DEFAULT_KV_BANDWIDTH_EFFICIENCY,
-            flops=hw.peak_flops(compute_dtype(weight_dtype)) * DEFAULT_FLOPS_EFFICIENCY * DEFAULT_FLOPS_SCALE[gen],
+            flops=hw.peak_flops(compute_dtype(weight_dtype)) * DEFAULT_FLOPS_EFFICIENCY,
             link_bandwidth=hw.interconnect_gbs * 1e9,
             weight_dtype=weight_dtype,
             kv_cache_dtype=kv_cache_dtype,

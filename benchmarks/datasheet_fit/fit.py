@@ -11,7 +11,7 @@ from scipy.optimize import least_squares
 
 from calibration.calibrate.fit import LOSS_SCALE, outliers
 
-from .params import PRIOR_WEIGHT, PRIORS, STAGE_ONE, STAGE_TWO
+from .params import PRIOR_WEIGHT, PRIORS, STAGE_ONE, STAGE_TWO, for_engine, range_residuals
 from .row import Row
 
 
@@ -40,14 +40,15 @@ def prior_residuals(x: np.ndarray, free) -> np.ndarray:
 
 
 def predictions(table: list[Row], v: dict) -> np.ndarray:
-    return np.array([r.predict(v) for r in table])
+    """Each row's prediction, with its engine's own terms (`params.for_engine`)."""
+    return np.array([r.predict(for_engine(v, r.engine)) for r in table])
 
 
 def fit(table: list[Row], use: np.ndarray, free, base: dict | None = None, extra: dict | None = None,
         start: dict | None = None) -> tuple[dict, np.ndarray]:
     """(fitted parameters, rows dropped as gross outliers): soft-L1 least squares on log(predicted / published) of
-    the rows in `use` plus the priors, solving for `free` with the others from `base` (default: their priors); from
-    `start`, else from three (CDNA3's floors at 1, 4 and 12 times Hopper's); then the outlier rule of calibrate's
+    the rows in `use` plus the priors and the physical ranges (`range_residuals`), solving for `free` with the
+    others from `base` (default: their priors); from `start`, else from three (CDNA3's floors at 1, 4 and 12 times Hopper's); then the outlier rule of calibrate's
     fit and one more solve without them."""
     published = np.array([r.published for r in table])
     lo, hi = x_bounds(free)
@@ -56,7 +57,7 @@ def fit(table: list[Row], use: np.ndarray, free, base: dict | None = None, extra
         v = {**to_values(x, free, base), **(extra or {})}
         chosen = [r for r, u in zip(table, mask) if u]
         return np.concatenate([np.log(np.maximum(predictions(chosen, v), 1e-12) / published[mask]),
-                               prior_residuals(x, free)])
+                               prior_residuals(x, free), range_residuals(v)])
 
     def solve(mask, starts):
         found = [least_squares(residuals, np.clip(x0, lo + 1e-9, hi - 1e-9), args=(mask,), bounds=(lo, hi),
@@ -75,12 +76,17 @@ def fit(table: list[Row], use: np.ndarray, free, base: dict | None = None, extra
 
 
 def fit_stages(table: list[Row], train: np.ndarray, extra: dict | None = None,
-               start: dict | None = None) -> tuple[dict, np.ndarray]:
-    """Both stages on the rows in `train`: STAGE_ONE on its vLLM rows on NVIDIA GPUs, then STAGE_TWO on all of
-    them with the first's values held; (parameters, rows either stage dropped as gross outliers)."""
-    first = train & np.array([r.vllm_v1 for r in table])
-    held, dropped = fit(table, first, STAGE_ONE, extra=extra, start=start)
-    both, more = fit(table, train, STAGE_TWO, base=held, extra=extra, start=start)
+               start: dict | None = None, held: dict | None = None) -> tuple[dict, np.ndarray]:
+    """Both stages on the rows in `train`: STAGE_ONE on its vLLM rows on NVIDIA GPUs, then STAGE_TWO on the others
+    with the first's values held (the first stage's rows see no STAGE_TWO parameter: their residuals are constants
+    there); (parameters, rows either stage dropped as gross outliers). `held`: the first stage's result, when the
+    caller knows it (a leave-one-out of a source the first stage never saw)."""
+    stage_one_rows = np.array([r.vllm_v1 for r in table])
+    if held is None:
+        held, dropped = fit(table, train & stage_one_rows, STAGE_ONE, extra=extra, start=start)
+    else:
+        dropped = np.zeros(len(table), bool)
+    both, more = fit(table, train & ~stage_one_rows, STAGE_TWO, base=held, extra=extra, start=start)
     return both, dropped | more
 
 
@@ -102,10 +108,14 @@ def leave_one_source_out(table: list[Row], train: np.ndarray, fitted: dict) -> t
     sources outside the training set are out of sample already. This is the out-of-sample error the intervals of
     `recommend` take (benchmarks/datasheet_errors.py)."""
     loso, values = predictions(table, fitted), {}
+    stage_one = {p.name for p in STAGE_ONE}
+    first_stage_values = {k: x for k, x in fitted.items() if k in stage_one or k not in PRIORS}
     for s in sorted({r.source_id for r in table}):
         inside = np.array([r.source_id == s for r in table])
         if (inside & train).any():
-            values[s], _ = fit_stages(table, train & ~inside, start=fitted)
+            seen_by_stage_one = any(r.vllm_v1 for r, u in zip(table, inside) if u)
+            held = None if seen_by_stage_one else {**PRIORS, **first_stage_values}
+            values[s], _ = fit_stages(table, train & ~inside, start=fitted, held=held)
             loso[inside] = predictions([r for r, u in zip(table, inside) if u], values[s])
     return loso, values
 

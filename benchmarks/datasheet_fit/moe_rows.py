@@ -6,6 +6,7 @@ from advisor.profiles.catalog import load_model
 
 from .predict import mi300x_latency, mtp_tokens, setup, tok_per_s_batch1
 from .row import Row
+from .s7_rows import s7_rows
 from .sources import B300, B300_TOK_S, DSV32, H100, MI300X_MTP
 
 
@@ -37,6 +38,6 @@ def moe_rows() -> list[Row]:
     out.append(Row("10.h100.qwen3-8b-fp8.c4", s10, "Qwen3-8B-FP8 TPOT, concurrency 4, ShareGPT", 5.65, "ms",
                    lambda v: float(setup(v, q8, H100, "ngram", None, dtype="fp8").decode_step(4, 233 + 110)) * 1e3,
                    "mean context 233 + 221/2"))
-    return out
+    return out + s7_rows()
 
 

@@ -11,6 +11,7 @@ from .fit import median_abs, predictions
 from .not_expressed import NOT_EXPRESSED
 from .params import HELD_AT_PRIOR, PARAMS, SHIPPED, STAGE_TWO_NAMES
 from .predict import mi300x_curve, mtp_tokens
+from .report_terms import efficiency_lines, engine_lines, s7_lines
 from .sources import V1_FIT
 
 
@@ -48,8 +49,9 @@ def report(table, fitted, dropped, train, loso, loso_values, all_rows: bool, sen
     line("fitted rows", train)
     if (~train).any():
         line("rows not fitted (other engines)", ~train)
-    for s in sorted({r.source for r in table}):
+    for s in sorted({r.source for r in table}, key=lambda s: int(s.split()[0][1:])):
         line(s, np.array([r.source == s for r in table]))
+    lines += engine_lines(table, published, fit_pred, loso)
     rows8_9, cross, (growth, h100_token, b200_compute) = islands()
     lines += ["", "## Two sources no other source can predict", "",
               "S8 and S4 are each alone in what they measure: S8 the only CDNA3 GPU (under SGLang's ROCm build), S4 "
@@ -89,8 +91,10 @@ def report(table, fitted, dropped, train, loso, loso_values, all_rows: bool, sen
             vals = [lv[p.name] * p.scale for lv in loso_values.values()]
             rng = f"{min(vals):.4g} .. {max(vals):.4g}"
         held = " (held)" if p.name in HELD_AT_PRIOR else " (stage 2)" if p.name in STAGE_TWO_NAMES else ""
-        lines.append(f"| `{p.name}`{held} | {p.prior * p.scale:.4g} {p.unit} | {fitted[p.name] * p.scale:.4g} {p.unit} | "
-                     f"{p.default * p.scale:.4g} {p.unit} | {rng} |")
+        lines.append(f"| `{p.name}`{held} | {p.prior * p.scale:.4g} {p.unit} | {fitted[p.name] * p.scale:.4g} "
+                     f"{p.unit} | {p.default * p.scale:.4g} {p.unit} | {rng} |")
+    lines += efficiency_lines(fitted, SHIPPED)
+    lines += s7_lines(table, shipped, loso, SHIPPED)
     if sensitivity:
         lines += ["", "## How a piecewise pass's latency floor combines with its GPU time", "",
                   "A piecewise pass's floor (the host's eager attention and graph-piece launches) and its GPU time are "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .sources import VLLM_V1
+from .sources import ENGINE, VLLM_V1
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,10 @@ class Row:
     @property
     def source_id(self) -> str:
         return self.source.split()[0]
+
+    @property
+    def engine(self) -> str:
+        return ENGINE[self.source_id]
 
     @property
     def vllm_v1(self) -> bool:

@@ -34,16 +34,26 @@ E8_PRUNED = replace(E8, name="EAGLE-LLaMA3.1-8B, 32k pruned vocabulary", vocab_s
 E3 = replace(E8, name="EAGLE-3 head for Llama-3.1-8B", lm_head_vocab=32000)
 
 L_IC = 512  # InstructCoder context assumed for sampling the §1 formulas (prompt + half the output)
-VLLM_V1 = ("S1", "S6", "S7", "S9")
-# Fitted: vLLM's rows on NVIDIA HBM GPUs (the first stage), then the A40's (S5, vLLM 0.6.3, the only GDDR source)
-# and the MI300X's (S8, SGLang, the only CDNA3 source) for their own scales (the second). The others are predicted
-# out of sample: gpt-fast (S3) runs no serving engine; SGLang's H100 rows (S2, S10) would only check the first
-# stage's values; SGLang's B200 steps (S4) grow 63 µs per added sequence, 5x an 8B token's matmuls at B200's peak,
-# which fitted gave every Blackwell GPU under vLLM 9x too little matmul throughput (flops_scale 0.11) where vLLM's
-# own B300 rows need none.
-FITTED = VLLM_V1 + ("S5", "S8")
-V1_FIT = ("vLLM's rows on NVIDIA HBM GPUs (S1, S6, S7, S9; first stage), then the A40's (S5: GDDR's bandwidth scale) "
-          "and the MI300X's (S8: CDNA3's scales; second stage); S2, S3, S4 and S10 are predicted out of sample")
+# The engine each source ran (params.ENGINE_TERMS: each has its own per-step, per-token, per-draft-pass and
+# bookkeeping terms; the physics is shared). "vllm": vLLM's V1 engine, 0.10 on (its V1 model runner, and the 2026
+# blogs' builds, priced with vLLM 0.32's async scheduling and full-graph drafting where the row says so);
+# "vllm-0.6": vLLM 0.6.3's V0 engine; "ssd": the SSD research engine (FlashInfer-ROCm with HIP graphs).
+ENGINE = {"S1": "vllm", "S2": "sglang", "S3": "gpt-fast", "S4": "sglang", "S5": "vllm-0.6", "S6": "vllm",
+          "S7": "vllm", "S8": "sglang", "S9": "vllm", "S10": "sglang", "S11": "vllm", "S12": "trtllm",
+          "S13": "ssd"}
+VLLM_V1 = tuple(s for s, engine in ENGINE.items() if engine == "vllm")
+# Fitted: every source. The first stage fits the physics and vLLM's terms on vLLM's rows on NVIDIA HBM GPUs; the
+# second, with those held, each other engine's terms on its own rows, and the scales of a GPU kind only other engines
+# measured (GDDR: S5's A40; CDNA3: S8's and S13's MI300X). Issue 24 predicted SGLang's rows out of sample instead:
+# fitted into the shared rates, S4's B200 steps (63 µs per added sequence, 5x an 8B token's matmuls at B200's peak)
+# gave every Blackwell GPU 9x too little matmul throughput. As an engine's own per-token term they stay SGLang's.
+# S11 (Hy3 on 8×H20) is predicted out of sample: its step is mostly FusedMoE grouped GEMMs over a few tokens per
+# expert (§7's kernel table: 56-375 µs a layer), time the model does not price by tokens per expert yet; fitted, it
+# pushed the MoE kernel floor to 20 µs and the small kernels to their 1.5 µs bound, breaking the dense rows.
+FITTED = tuple(s for s in ENGINE if s != "S11")
+V1_FIT = ("every source but S11: the physics and vLLM's terms on vLLM's rows on NVIDIA HBM GPUs (" + ", ".join(VLLM_V1)
+          + "; first stage), then each other engine's terms on its rows and the GDDR (S5) and CDNA3 (S8, S13) "
+          "bandwidth scales and CDNA3's floors (second stage)")
 
 
 F_PER_TOKEN_S = 2.10103129e-5  # §1: what each batched token adds to a target forward, s
@@ -68,3 +78,8 @@ MI300X_MTP = [(1, 17348, 8229), (2, 17162, 8408), (4, 17948, 9737), (8, 19919, 1
               (32, 30868, 21399), (64, 43848, 35074)]  # §6: concurrency, e2e ms without and with MTP k = 2
 
 
+# §7 (added 2026-12-03)
+HY3_H20_TPOT = [(1, 8.00), (4, 11.14), (8, 13.49), (16, 17.98), (32, 24.13), (64, 31.10)]  # batch, ms (default)
+DSR1_B200_MTP = [(0, 1.00, 111), (1, 1.92, 198), (2, 2.58, 250), (3, 2.82, 253), (4, 2.99, 245),
+                 (5, 3.01, 239)]  # MTP k, AL, tok/s per user (TensorRT-LLM, concurrency 1)
+MI300X_L70_TOK_S = [(1, 21.41), (2, 32.87), (4, 52.32)]  # TP, autoregressive tok/s at batch 1 (SSD engine)
