@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, get_type_hints
 
 import numpy as np
 
+from advisor.model.gemm import MOE_KERNELS, moe_kernel
 from advisor.model.hardware import Hardware
 from advisor.model.kernels import generation, link
 from advisor.model.quantization import compute_dtype
@@ -61,10 +62,11 @@ DEFAULT_MOE_KERNEL_FLOOR_S = 5.4e-6
 # Kernel floors on each GPU generation relative to Hopper's (advisor.model.kernels.generation): the A100 rows (vLLM),
 # the MI300X rows (SGLang, DeepSeek-V3). vLLM's B300 rows fit at Hopper's floors.
 DEFAULT_FLOOR_SCALE = {"ampere": 2.6, "hopper": 1.0, "blackwell": 1.0, "cdna3": 3.2}
-# The share of the matmul peak each generation reaches, relative to DEFAULT_FLOPS_EFFICIENCY. CDNA3's is far below
-# any GEMM's real efficiency: it carries whatever per-token work SGLang on MI300X pays that the model does not break
-# out (its MTP gain falls from 2.1x to 1.25x by concurrency 64), fitted rather than explained
-DEFAULT_FLOPS_SCALE = {"ampere": 1.0, "hopper": 1.0, "blackwell": 1.0, "cdna3": 0.054}
+# The share of the matmul peak each generation reaches, relative to DEFAULT_FLOPS_EFFICIENCY. CDNA3's was fitted at
+# 0.054 (3.3% of the peak: a 4k-token 70B prefill took seconds) to carry the per-token growth of SGLang's MoE steps
+# on MI300X; the grouped GEMMs' tile-quantised rows and slow streaming (advisor.model.gemm) now price that growth,
+# so it takes NVIDIA's share until a refit inside the physical range (issue 33) says otherwise
+DEFAULT_FLOPS_SCALE = {"ampere": 1.0, "hopper": 1.0, "blackwell": 1.0, "cdna3": 1.0}
 # The share of its peak GDDR memory streams, relative to HBM's (Hardware.gddr): the A40 rows (vLLM 0.6.3)
 DEFAULT_GDDR_BANDWIDTH_SCALE = 0.84
 # Memory kinds no published row measures, and the measured kind whose share of peak they take: LPDDR (DGX Spark's
@@ -128,6 +130,9 @@ class EngineCost:
     allreduce_latency: float = DEFAULT_ALLREDUCE_LATENCY_S
     # "nvlink", "xgmi", "pcie" or "network" (advisor.model.kernels.link): how an all-reduce's latency grows with tp
     link: str = "nvlink"
+    # the kernel family running an MoE's experts (advisor.model.gemm.moe_kernel): "triton", "vendor" (`from_datasheet`
+    # by GPU family), or "none" (a calibration, which measured its engine's experts: no tiles, dense streaming)
+    moe_kernel: str = "none"
     # what the weights are stored as (sets the bytes streamed per parameter): an advisor.model.quantization format
     # name; stored with a fit, not fitted
     weight_dtype: str = _calibrated("bf16", required=True)
@@ -191,6 +196,8 @@ class EngineCost:
                self.spec_seq_overhead, self.ngram_overhead, self.ngram_seq_overhead, self.host_step_overhead,
                self.host_seq_overhead) < 0:
             raise ValueError("EngineCost: overheads cannot be negative")
+        if self.moe_kernel not in MOE_KERNELS:
+            raise ValueError(f"EngineCost: moe_kernel must be one of {MOE_KERNELS}, got {self.moe_kernel!r}")
         if self.max_num_batched_tokens < 1 or self.max_num_seqs < 1:
             raise ValueError("EngineCost: max_num_batched_tokens and max_num_seqs must be positive")
         if self.kv_bandwidth == 0:
@@ -218,6 +225,7 @@ class EngineCost:
             link_bandwidth=hw.interconnect_gbs * 1e9,
             weight_dtype=weight_dtype,
             kv_cache_dtype=kv_cache_dtype,
+            moe_kernel=moe_kernel(hw),
             **{**floors, **cpu},
         ).for_hardware(hw)
 
