@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, get_type_hints
 
 import numpy as np
 
+from advisor.model.gemm import MOE_KERNELS, moe_kernel
 from advisor.model.hardware import Hardware
 from advisor.model.kernels import generation, link
 from advisor.model.quantization import compute_dtype
@@ -130,6 +131,9 @@ class EngineCost:
     allreduce_latency: float = DEFAULT_ALLREDUCE_LATENCY_S
     # "nvlink", "xgmi", "pcie" or "network" (advisor.model.kernels.link): how an all-reduce's latency grows with tp
     link: str = "nvlink"
+    # the kernel family running an MoE's experts (advisor.model.gemm.moe_kernel): "triton", "vendor" (`from_datasheet`
+    # by GPU family), or "none" (a calibration, which measured its engine's experts: no tiles, dense streaming)
+    moe_kernel: str = "none"
     # what the weights are stored as (sets the bytes streamed per parameter): an advisor.model.quantization format
     # name; stored with a fit, not fitted
     weight_dtype: str = _calibrated("bf16", required=True)
@@ -193,6 +197,8 @@ class EngineCost:
                self.spec_seq_overhead, self.ngram_overhead, self.ngram_seq_overhead, self.host_step_overhead,
                self.host_seq_overhead) < 0:
             raise ValueError("EngineCost: overheads cannot be negative")
+        if self.moe_kernel not in MOE_KERNELS:
+            raise ValueError(f"EngineCost: moe_kernel must be one of {MOE_KERNELS}, got {self.moe_kernel!r}")
         if self.max_num_batched_tokens < 1 or self.max_num_seqs < 1:
             raise ValueError("EngineCost: max_num_batched_tokens and max_num_seqs must be positive")
         if self.kv_bandwidth == 0:
@@ -221,6 +227,7 @@ class EngineCost:
             link_bandwidth=hw.interconnect_gbs * 1e9,
             weight_dtype=weight_dtype,
             kv_cache_dtype=kv_cache_dtype,
+            moe_kernel=moe_kernel(hw),
             **{**floors, **cpu},
         ).for_hardware(hw)
 
