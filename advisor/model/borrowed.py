@@ -1,5 +1,5 @@
 """What an answer takes for a GPU from elsewhere than its own pages and measured rows: figures its sources do not
-state (`Hardware.derived`), another generation's kernel floors and matmul share (`kernels.floors_borrowed_from`),
+state (`Hardware.derived`), another generation's kernel floors and bandwidth share (`kernels.floors_borrowed_from`),
 another memory kind's share of peak (`enginecost.streams_like`); and, said with them, memory the GPU shares with its
 CPU. `caveats` words them for the report's notes and the JSON's `gpu_caveats`; `mark` tags a figure where the costs
 line shows it.

@@ -60,7 +60,7 @@ DENSE_LAYER_KERNELS = NORMS + ATTENTION["gqa"] + DENSE_MLP  # 6: what `layer_flo
 # Minimum durations by generation, relative to Hopper's (H100/H200), for kernels and for the all-reduce: vLLM's rows
 # on A100 set Ampere's and the MI300X rows of §6 CDNA3's (benchmarks/datasheet_fit/); vLLM's B300 rows fit at
 # Hopper's floors, so data-center Blackwell shares them. CPUs run eagerly: no floors (enginecost).
-# The measured generation whose floors (and matmul share) each architecture family takes (Hardware.family). A family
+# The measured generation whose floors (and bandwidth share) each architecture family takes (Hardware.family). A family
 # no published row measures borrows its nearest: Ada (L4, L40, RTX 4090: no rows) Ampere's, as before Ada had a name
 # here; client Blackwell (RTX 50, RTX PRO: GB202/GB203, and GB10's sm_121) Hopper's, the generation the defaults
 # were first fitted on (B300's rows fit at the same); CDNA4 (MI350X/MI355X) CDNA3's, its predecessor.

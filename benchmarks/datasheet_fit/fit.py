@@ -48,8 +48,8 @@ def fit(table: list[Row], use: np.ndarray, free, base: dict | None = None, extra
         start: dict | None = None) -> tuple[dict, np.ndarray]:
     """(fitted parameters, rows dropped as gross outliers): soft-L1 least squares on log(predicted / published) of
     the rows in `use` plus the priors and the physical ranges (`range_residuals`), solving for `free` with the
-    others from `base` (default: their priors); from `start`, else from three (CDNA3's floors at 1, 4 and 12 times Hopper's); then the outlier rule of calibrate's
-    fit and one more solve without them."""
+    others from `base` (default: their priors); from `start`, else from three (CDNA3's floors at 1, 4 and 12
+    times Hopper's); then the outlier rule of calibrate's fit and one more solve without them."""
     published = np.array([r.published for r in table])
     lo, hi = x_bounds(free)
 

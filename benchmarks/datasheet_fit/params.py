@@ -78,11 +78,22 @@ VLLM_TERMS = (
 )
 
 
+# The other engines' terms as fitted (rounded), s: the "shipped" column's for their rows. `recommend` prices vLLM and
+# does not read them; they say what each engine pays beyond the shared physics.
+ENGINE_SHIPPED = {
+    "step_overhead@sglang": 1.05e-3, "token_overhead@sglang": 31e-6, "draft_pass_overhead@sglang": 0.0,
+    "spec_overhead@sglang": 0.0, "step_overhead@vllm-0.6": 0.0, "token_overhead@vllm-0.6": 24e-6,
+    "step_overhead@trtllm": 2.1e-3, "draft_pass_overhead@trtllm": 0.74e-3, "spec_overhead@trtllm": 1.2e-3,
+    "step_overhead@gpt-fast": 0.92e-3, "step_overhead@ssd": 2.66e-3,
+}
+
+
 def engine_terms(engine: str, terms: tuple[str, ...]) -> tuple[Param, ...]:
     """`terms` of another engine: priors at vLLM's (per step and per token: none), weak (a few rows fix them)."""
     vllm = {p.name: p for p in VLLM_TERMS}
     wide = {"step_overhead": 2e-3, "token_overhead": 2e-5, "draft_pass_overhead": 5e-4, "spec_overhead": 1e-3}
-    return tuple(replace(vllm[t], name=f"{t}@{engine}", sigma=wide[t], default=vllm[t].prior) for t in terms)
+    return tuple(replace(vllm[t], name=f"{t}@{engine}", sigma=wide[t], default=ENGINE_SHIPPED[f"{t}@{engine}"])
+                 for t in terms)
 
 
 # The engines' own terms: those their rows can tell apart (sources.ENGINE; an engine without speculative rows has
@@ -90,7 +101,7 @@ def engine_terms(engine: str, terms: tuple[str, ...]) -> tuple[Param, ...]:
 OTHER_ENGINES = (
     *engine_terms("sglang", ENGINE_TERMS),
     *engine_terms("vllm-0.6", ("step_overhead", "token_overhead")),
-    *engine_terms("trtllm", ("step_overhead", "draft_pass_overhead")),
+    *engine_terms("trtllm", ("step_overhead", "draft_pass_overhead", "spec_overhead")),
     *engine_terms("gpt-fast", ("step_overhead",)),
     *engine_terms("ssd", ("step_overhead",)),
 )

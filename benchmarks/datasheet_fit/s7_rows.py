@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from advisor.model.costmodel import grouped_gemm_time, pnorm
+from advisor.model.kernels import MOE_DISPATCH
 from advisor.profiles.catalog import load_hardware, load_model
 
+from .params import engine_cost
 from .predict import setup, tok_per_s_batch1
 from .row import Row
-from .sources import B200, DSR1_B200_MTP, DSV3, HY3_H20_TPOT, MI300X, MI300X_L70_TOK_S
+from .sources import B200, DSR1_B200_MTP, DSV3, HY3_FUSED_MOE_TRITON_US, HY3_H20_TPOT, MI300X, MI300X_L70_TOK_S
 
 H20 = load_hardware("h20")
 HY3 = load_model("hy3")
@@ -23,15 +26,27 @@ L70_PROMPT, L70_OUT = 256, 512  # the four datasets' prompts are not given: 256 
 
 def dsr1_step_ms(v: dict, k: int) -> float:
     """One TensorRT-LLM engine step of DeepSeek-R1 on 8×B200 at concurrency 1 with k MTP drafts (k = 0: a decode
-    step), ms: the target's verification of k+1 tokens plus k passes of the reused MTP module. Priced as vLLM 0.32
-    runs it (async scheduling, drafts in full graphs): the blog states CUDA graphs and the overlap scheduler."""
-    s = setup(v, DSR1, B200, "mtp", DSR1.mtp_draft(), 8, "nvfp4", "bf16", overlap=None)
+    step), ms: the target's verification of k+1 tokens plus k passes of the reused MTP module, each its own launch
+    (`draft_pass_overhead@trtllm` per pass, where vLLM 0.32 fuses the later passes into one graph). Scheduled
+    asynchronously: the blog states the overlap scheduler."""
+    s = replace(setup(v, DSR1, B200, "mtp", DSR1.mtp_draft(), 8, "nvfp4", "bf16"), async_scheduling=True)
     return float(s.decode_step(1, DSR1_CONTEXT) if k == 0 else s.iteration_time(k, 1, DSR1_CONTEXT)) * 1e3
+
+
+def fused_moe_us(v: dict, tokens: int) -> float:
+    """One Hy3 FusedMoE layer on one of 8 H20s (TP8/EP1), µs: the grouped GEMMs under the MoE kernels' floors, as
+    `costmodel.forward_pass` adds them (tests/model/test_gemm.py checks the same against the shipped defaults)."""
+    cost = engine_cost(H20, v, "fp8")
+    gemm = grouped_gemm_time(HY3, cost, tokens, 8) / HY3.moe_layers
+    return float(pnorm(gemm, MOE_DISPATCH * cost.moe_kernel_floor, cost.floor_exponent)) * 1e6
 
 
 def s7_rows() -> list[Row]:
     out: list[Row] = []
     s11 = "S11 vLLM blog 2026-07-06 HPC-Ops (vLLM, 8×H20)"
+    for tokens, us in HY3_FUSED_MOE_TRITON_US:
+        out.append(Row(f"11.h20.hy3.fusedmoe.n{tokens}", s11, f"one FusedMoE layer, {tokens} tokens, Triton", us, "µs",
+                       lambda v, tokens=tokens: fused_moe_us(v, tokens), "TP8/EP1, FP8"))
     for b, tpot in HY3_H20_TPOT:
         out.append(Row(f"11.h20.hy3.B{b}", s11, f"Hy3-FP8 TPOT, batch {b}, default backends", tpot, "ms",
                        lambda v, b=b: float(setup(v, HY3, H20, "ngram", None, 8, "fp8", overlap=None)

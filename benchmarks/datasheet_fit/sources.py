@@ -47,11 +47,8 @@ VLLM_V1 = tuple(s for s, engine in ENGINE.items() if engine == "vllm")
 # measured (GDDR: S5's A40; CDNA3: S8's and S13's MI300X). Issue 24 predicted SGLang's rows out of sample instead:
 # fitted into the shared rates, S4's B200 steps (63 µs per added sequence, 5x an 8B token's matmuls at B200's peak)
 # gave every Blackwell GPU 9x too little matmul throughput. As an engine's own per-token term they stay SGLang's.
-# S11 (Hy3 on 8×H20) is predicted out of sample: its step is mostly FusedMoE grouped GEMMs over a few tokens per
-# expert (§7's kernel table: 56-375 µs a layer), time the model does not price by tokens per expert yet; fitted, it
-# pushed the MoE kernel floor to 20 µs and the small kernels to their 1.5 µs bound, breaking the dense rows.
-FITTED = tuple(s for s in ENGINE if s != "S11")
-V1_FIT = ("every source but S11: the physics and vLLM's terms on vLLM's rows on NVIDIA HBM GPUs (" + ", ".join(VLLM_V1)
+FITTED = tuple(ENGINE)
+V1_FIT = ("every source: the physics and vLLM's terms on vLLM's rows on NVIDIA HBM GPUs (" + ", ".join(VLLM_V1)
           + "; first stage), then each other engine's terms on its rows and the GDDR (S5) and CDNA3 (S8, S13) "
           "bandwidth scales and CDNA3's floors (second stage)")
 
@@ -79,6 +76,9 @@ MI300X_MTP = [(1, 17348, 8229), (2, 17162, 8408), (4, 17948, 9737), (8, 19919, 1
 
 
 # §7 (added 2026-12-03)
+# one FusedMoE layer, µs by tokens in the step, TP8/EP1, Triton (vLLM's default kernel); 1024 tokens left out: there
+# Triton's default config runs at 653 µs where CUTLASS takes 438 (tests/model/test_gemm.py)
+HY3_FUSED_MOE_TRITON_US = [(4, 56.4), (16, 124.2), (32, 184.3), (64, 374.9), (128, 302.9), (256, 310.9), (512, 331.6)]
 HY3_H20_TPOT = [(1, 8.00), (4, 11.14), (8, 13.49), (16, 17.98), (32, 24.13), (64, 31.10)]  # batch, ms (default)
 DSR1_B200_MTP = [(0, 1.00, 111), (1, 1.92, 198), (2, 2.58, 250), (3, 2.82, 253), (4, 2.99, 245),
                  (5, 3.01, 239)]  # MTP k, AL, tok/s per user (TensorRT-LLM, concurrency 1)
