@@ -83,7 +83,7 @@ VLLM_TERMS = (
 ENGINE_SHIPPED = {
     "step_overhead@sglang": 1.05e-3, "token_overhead@sglang": 31e-6, "draft_pass_overhead@sglang": 0.0,
     "spec_overhead@sglang": 0.0, "step_overhead@vllm-0.6": 0.0, "token_overhead@vllm-0.6": 24e-6,
-    "step_overhead@trtllm": 2.1e-3, "draft_pass_overhead@trtllm": 0.74e-3, "spec_overhead@trtllm": 1.2e-3,
+    "step_overhead@trtllm": 2.08e-3, "draft_pass_overhead@trtllm": 0.47e-3, "spec_overhead@trtllm": 1.2e-3,
     "step_overhead@gpt-fast": 0.92e-3, "step_overhead@ssd": 2.66e-3,
 }
 
