@@ -1,7 +1,7 @@
 """The pages whose quoted output, inline numbers and commands are kept true, and the markers in them.
 
 README.md and every docs/*.md (a new page is covered by being there). The reports under docs/validation/ are written
-whole by `specadvisor validate`, and docs/datasheet-fit.md by benchmarks/datasheet_fit.py: the glob takes that one
+whole by `specadvisor validate`, and docs/datasheet-fit.md by benchmarks/datasheet_fit/: the glob takes that one
 too, harmlessly (it has no markers and no commands). Imports nothing of the project: tests/readme_commands.py reads
 it from any venv.
 
@@ -26,7 +26,7 @@ CODE = re.compile(r"^```.*?^```$", re.MULTILINE | re.DOTALL)  # any fenced block
 # machine's run, a timing, a paper) starts with this line, saying what and how; every other figure is generated.
 RECORD = "<!-- record: "
 # Pages a program writes whole: no markers, no records; that program is their source.
-WRITTEN_WHOLE = {"docs/datasheet-fit.md": "benchmarks/datasheet_fit.py", "docs/scale.md": "benchmarks/scale_rows.py"}
+WRITTEN_WHOLE = {"docs/datasheet-fit.md": "benchmarks/datasheet_fit/", "docs/scale.md": "benchmarks/scale_rows.py"}
 
 
 def pages() -> list[Path]:

@@ -1,5 +1,5 @@
 """What an answer takes for a GPU from elsewhere than its own pages and measured rows: figures its sources do not
-state (`Hardware.derived`), another generation's kernel floors and matmul share (`kernels.floors_borrowed_from`),
+state (`Hardware.derived`), another generation's kernel floors and bandwidth share (`kernels.floors_borrowed_from`),
 another memory kind's share of peak (`enginecost.streams_like`); and, said with them, memory the GPU shares with its
 CPU. `caveats` words them for the report's notes and the JSON's `gpu_caveats`; `mark` tags a figure where the costs
 line shows it.
@@ -7,7 +7,7 @@ line shows it.
 
 from __future__ import annotations
 
-from advisor.model.enginecost import DEFAULT_FLOPS_SCALE, streams_like
+from advisor.model.enginecost import DEFAULT_BANDWIDTH_SCALE, streams_like
 from advisor.model.hardware import FAMILY_NAMES, Hardware
 from advisor.model.kernels import MEASURED_ON, floors_borrowed_from
 
@@ -35,12 +35,12 @@ def _figure(hw: Hardware, figure: str) -> str | None:
 
 
 def floors(hw: Hardware) -> str | None:
-    """Whose kernel floors (and matmul share, where that generation's was fitted apart) a GPU takes, in words, when
+    """Whose kernel floors (and bandwidth share, where that generation's was fitted apart) a GPU takes, in words, when
     no row measured its own family; None when one did."""
     gen = floors_borrowed_from(hw)
     if gen is None:
         return None
-    what = "kernel floors" + (" and matmul share" if DEFAULT_FLOPS_SCALE[gen] != 1.0 else "")
+    what = "kernel floors" + (" and bandwidth share" if DEFAULT_BANDWIDTH_SCALE[gen] != 1.0 else "")
     return f"{what} are {FAMILY_NAMES[gen]}'s ({MEASURED_ON[gen]}): {FAMILY_NAMES[hw.family]} has no measured rows"
 
 

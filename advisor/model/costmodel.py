@@ -15,7 +15,7 @@ compute is *not* fully hidden: on one H100 the Llama-3.1-8B step grows by ~21 µ
 (Liu et al. 2026, arXiv 2601.11580, the fitted formula in ../shared/reference/gpu-measurements.md §1), far below the
 ridge point where a hard max() would start charging. So the two are combined by a p-norm (a smooth maximum): p → ∞
 is the hard max, p = 1 plain addition. The p-norm is homogeneous of degree 1, so applying it to the whole pass or
-layer by layer is the same for uniform layers; p and F are fitted together (benchmarks/datasheet_fit.py).
+layer by layer is the same for uniform layers; p and F are fitted together (benchmarks/datasheet_fit/).
 At small N the weights dominate and the step is memory-bound: verifying k+1 tokens costs about one decode step,
 which is the whole premise of speculative decoding (Leviathan et al. 2023, §3.4). As N = B·(k+1) grows the
 flops catch up and the step turns compute-bound, so verification costs ~(k+1)× (SmartSpec, Liu et al. 2024).
@@ -45,6 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from advisor.model.enginecost import EngineCost
+from advisor.model.gemm import expert_flops, grouped_gemm_parts
 from advisor.model.kernels import DENSE_LAYER_KERNELS, allreduce_hops, kernels_per_pass
 from advisor.model.modelspec import WIDE_BYTES, ModelSpec
 from advisor.model.quantization import kv_bytes_per_element
@@ -86,16 +87,19 @@ def forward_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context,
     p = cost.overlap_exponent
     kv_bytes = kv_bytes_per_element(cost.kv_cache_dtype)
     small, dispatch = kernels_per_pass(model)
-    local = model.expert_weight_bytes_read(tokens, cost.weight_dtype) / (tp * cost.bandwidth)
-    experts = local if ep_ranks == 1 else \
-        model.expert_weight_bytes_read(tokens * ep_ranks, cost.weight_dtype) / (ep_ranks * tp * cost.bandwidth)
-    # The grouped GEMMs stream the routed experts at most as fast as the MoE kernels' floors allow: at small batch
-    # a verification's extra experts hide under them (the same p-norm as a host floor and its GPU time).
-    moe = np.where(dispatch > 0, pnorm(experts, dispatch * cost.moe_kernel_floor, cost.floor_exponent), 0.0)
-    mem = ((model.layer_weight_bytes_read(tokens, cost.weight_dtype) + tokens * model.activation_bytes_per_token())
-           / (tp * cost.bandwidth) - local + moe
+    # The routed experts run as grouped GEMMs of their own (`advisor.model.gemm`: tile-quantised rows, streamed below
+    # the dense rate), at most as fast as the MoE kernels' floors allow: at small batch a verification's extra
+    # experts hide under them (the same p-norm as a host floor and its GPU time). Over an EP group each GPU runs its
+    # 1/ep_ranks of the experts on the tokens the whole group routes to them.
+    grouped = grouped_gemm_time(model, cost, tokens, tp) if ep_ranks == 1 else \
+        grouped_gemm_time(model, cost, tokens * ep_ranks, tp) / ep_ranks
+    moe = np.where(dispatch > 0, pnorm(grouped, dispatch * cost.moe_kernel_floor, cost.floor_exponent), 0.0)
+    experts = model.expert_weight_bytes_read(tokens, cost.weight_dtype)
+    mem = ((model.layer_weight_bytes_read(tokens, cost.weight_dtype) - experts
+            + tokens * model.activation_bytes_per_token()) / (tp * cost.bandwidth)
            + batch * model.kv_bytes_read_per_gpu(context + q, kv_bytes, tp) / cost.kv_bandwidth)
-    comp = tokens * model.layer_flops_per_token(context + (q + 1.0) / 2.0, q) / (tp * cost.flops)
+    comp = (tokens * model.layer_flops_per_token(context + (q + 1.0) / 2.0, q)
+            - expert_flops(model, tokens, cost.weight_dtype)) / (tp * cost.flops)
     head_mem = (model.lm_head_bytes(cost.weight_dtype) + sampled * model.logits_bytes_per_row()) / (tp * cost.bandwidth)
     head = np.where(sampled > 0, pnorm(head_mem, 2.0 * sampled * model.lm_head_params / (tp * cost.flops), p), 0.0)
     fusion_bytes = model.fusion_params * WIDE_BYTES / (tp * cost.bandwidth)  # EAGLE heads, eh_proj: 16 bit
@@ -104,7 +108,7 @@ def forward_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context,
     # The small kernels' minimum durations are time on the GPU's own timeline, however the kernels were launched:
     # they add. A piecewise pass also waits for the host (eager attention, graph-piece launches), which runs ahead
     # of a long pass's GPU work: a p-norm.
-    gpu = pnorm(mem, comp, p) + allreduce_time(model, cost, tokens, tp) + small * cost.layer_floor_graph / \
+    gpu = pnorm(mem, comp, p) + moe + allreduce_time(model, cost, tokens, tp) + small * cost.layer_floor_graph / \
         DENSE_LAYER_KERNELS + cost.expert_overhead * model.expert_calls(tokens)
     layers = np.where(graph, gpu, pnorm(gpu, model.layers_per_pass * cost.layer_floor_piecewise, cost.floor_exponent))
     return (layers + head + fusion
@@ -149,6 +153,14 @@ def draft_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, t
     full = np.asarray(graph) & cost.fits_cudagraph(tokens, q)
     return (host if launched else 0.0) + forward_pass(model, cost, batch, q, context, sampled=batch, graph=full,
                                                       tp=tp, fusion_tokens=fusion_tokens, ep_ranks=ep_ranks)
+
+
+def grouped_gemm_time(model: ModelSpec, cost: EngineCost, tokens, tp: int = 1) -> np.ndarray:
+    """Seconds of one pass's routed-expert grouped GEMMs (`advisor.model.gemm.grouped_gemm_parts`): the longer of
+    their streaming and their compute, the roofline of one kernel whose software pipeline (num_stages 3-4) overlaps
+    its weight loads with its MMAs (Williams et al. 2009), where the pass's p-norm blends many kernels of different
+    intensity. The MoE kernels' floors are not included. 0 for a dense model."""
+    return np.maximum(*grouped_gemm_parts(model, cost, tokens, tp))
 
 
 def allreduce_time(model: ModelSpec, cost: EngineCost, tokens, tp: int) -> np.ndarray:

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, get_type_hints
 
 import numpy as np
 
+from advisor.model.gemm import MOE_KERNELS, moe_kernel
 from advisor.model.hardware import Hardware
 from advisor.model.kernels import generation, link
 from advisor.model.quantization import compute_dtype
@@ -27,21 +28,23 @@ from advisor.vllm import (
 )
 
 # The datasheet defaults: what every user without a calibration of their own gets. Fitted by
-# benchmarks/datasheet_fit.py (scipy least_squares, soft-L1 on log error, as `specadvisor calibrate` fits) to the
-# measurements in ../shared/reference/gpu-measurements.md, rounded, in two stages: vLLM's own rows on NVIDIA HBM GPUs
-# (§1 Liu et al. on H100, vLLM PRs #29334 and #24343 on A100, §6's DeepSeek-V3.2 on B300) set everything down to
-# DEFAULT_FLOOR_SCALE's Ampere entry; then, with those held, the scales of a kind no such row has: GDDR's on the A40
-# (vLLM 0.6.3) and CDNA3's on the MI300X (SGLang). Every row, its error and the leave-one-source-out error are in
-# docs/datasheet-fit.md.
+# benchmarks/datasheet_fit/ (scipy least_squares, soft-L1 on log error, as `specadvisor calibrate` fits) to the
+# measurements in ../shared/reference/gpu-measurements.md, rounded, each rate and floor inside its physical range
+# (issue 33: a large GEMM 0.4-0.85 of dense peak, streaming 0.6-0.95 of bandwidth, a small kernel 1.5-10 µs), in two
+# stages: vLLM's own rows on NVIDIA HBM GPUs (§1 Liu et al. on H100, vLLM PRs #29334 and #24343 on A100, §6's
+# DeepSeek-V3.2 on B300) set everything down to DEFAULT_FLOOR_SCALE's Ampere entry; then, with those held, the scales
+# of a kind no such row has (GDDR's on the A40, CDNA3's on the MI300X) and the other engines' own terms (SGLang,
+# TensorRT-LLM, vLLM 0.6.3, ...: fitted, not shipped; `recommend` prices vLLM). Every row, its error and the
+# leave-one-source-out error are in docs/datasheet-fit.md.
 DEFAULT_BANDWIDTH_EFFICIENCY = 0.89  # weight streaming, fraction of peak HBM bandwidth
-DEFAULT_KV_BANDWIDTH_EFFICIENCY = 0.85  # paged-attention KV reads: long contiguous pages
-DEFAULT_FLOPS_EFFICIENCY = 0.62  # fraction of dense bf16 (fp8) peak
-DEFAULT_OVERLAP_EXPONENT = 1.27  # p: how far compute hides under memory traffic (1: not at all; ∞: entirely)
+DEFAULT_KV_BANDWIDTH_EFFICIENCY = 0.82  # paged-attention KV reads: long contiguous pages
+DEFAULT_FLOPS_EFFICIENCY = 0.63  # fraction of dense bf16 (fp8) peak
+DEFAULT_OVERLAP_EXPONENT = 1.31  # p: how far compute hides under memory traffic (1: not at all; ∞: entirely)
 DEFAULT_STEP_OVERHEAD_S = 0e-3  # per engine step beyond the graph's floor (the fit finds none on these GPUs)
 DEFAULT_TOKEN_OVERHEAD_S = 0e-6  # per token per engine step and draft pass (the fit finds none beyond the compute)
 # per 6 small kernels (a dense layer's: norms, rotary, KV write, attention, activation) of a pass, replayed as a
-# CUDA graph or piecewise: 4.7 µs each (advisor.model.kernels); GEMMs stream their weights and carry none
-DEFAULT_LAYER_FLOOR_GRAPH_S = 28e-6
+# CUDA graph or piecewise: 5.3 µs each (advisor.model.kernels); GEMMs stream their weights and carry none
+DEFAULT_LAYER_FLOOR_GRAPH_S = 32e-6
 DEFAULT_LAYER_FLOOR_PIECEWISE_S = 89e-6  # per layer of a piecewise pass: the host's eager attention, graph pieces
 DEFAULT_DRAFT_PASS_OVERHEAD_S = 0.14e-3  # per drafter launch: propose()'s loop body outside the graphs
 DEFAULT_SPEC_OVERHEAD_S = 1.2e-3  # per speculative engine step: bookkeeping, rejection sampling (vLLM 0.10.1)
@@ -57,16 +60,19 @@ DEFAULT_HOST_SEQ_S = 16e-6
 DEFAULT_ALLREDUCE_LATENCY_S = 8.0e-6  # one small one-shot all-reduce (advisor.model.kernels; a guess, not fitted)
 # per MoE dispatch kernel (top-k, align, grouped GEMMs, combine) on Hopper and Blackwell: fitted on §6's B300 rows,
 # whose DeepSeek-V3.2 layers are mostly such floors
-DEFAULT_MOE_KERNEL_FLOOR_S = 5.4e-6
+DEFAULT_MOE_KERNEL_FLOOR_S = 6.4e-6
 # Kernel floors on each GPU generation relative to Hopper's (advisor.model.kernels.generation): the A100 rows (vLLM),
-# the MI300X rows (SGLang, DeepSeek-V3). vLLM's B300 rows fit at Hopper's floors.
-DEFAULT_FLOOR_SCALE = {"ampere": 2.6, "hopper": 1.0, "blackwell": 1.0, "cdna3": 3.2}
-# The share of the matmul peak each generation reaches, relative to DEFAULT_FLOPS_EFFICIENCY. CDNA3's is far below
-# any GEMM's real efficiency: it carries whatever per-token work SGLang on MI300X pays that the model does not break
-# out (its MTP gain falls from 2.1x to 1.25x by concurrency 64), fitted rather than explained
-DEFAULT_FLOPS_SCALE = {"ampere": 1.0, "hopper": 1.0, "blackwell": 1.0, "cdna3": 0.054}
+# the MI300X rows (SGLang's DeepSeek-V3, the SSD engine's Llama-3.1-70B); both at the small-kernel range's 10 µs
+# bound (5.3 µs x 1.85 = 9.9 µs). vLLM's B300 rows fit at Hopper's floors.
+DEFAULT_FLOOR_SCALE = {"ampere": 1.85, "hopper": 1.0, "blackwell": 1.0, "cdna3": 1.85}
+# The share of its peak bandwidth each generation streams, relative to DEFAULT_BANDWIDTH_EFFICIENCY (NVIDIA's HBM):
+# CDNA3's from the MI300X rows (SGLang's DeepSeek-V3, the SSD engine's Llama-3.1-70B at TP1/2/4), held with it inside
+# the physical range of weight streaming (0.6-0.95 of peak). Matmuls reach one share of their peak on every
+# generation (DEFAULT_FLOPS_EFFICIENCY): issue 33 removed the per-generation matmul scale (CDNA3's was 0.054, a
+# catch-all for SGLang's per-token cost on MI300X, now a term of that engine in the fit)
+DEFAULT_BANDWIDTH_SCALE = {"ampere": 1.0, "hopper": 1.0, "blackwell": 1.0, "cdna3": 0.735}
 # The share of its peak GDDR memory streams, relative to HBM's (Hardware.gddr): the A40 rows (vLLM 0.6.3)
-DEFAULT_GDDR_BANDWIDTH_SCALE = 0.84
+DEFAULT_GDDR_BANDWIDTH_SCALE = 0.83
 # Memory kinds no published row measures, and the measured kind whose share of peak they take: LPDDR (DGX Spark's
 # unified LPDDR5X, DRAM on a board-level bus rather than stacked by the die) GDDR's, the nearest; not a measurement
 MEMORY_FROM = {"LPDDR": "GDDR"}
@@ -130,6 +136,9 @@ class EngineCost:
     allreduce_latency: float = DEFAULT_ALLREDUCE_LATENCY_S
     # "nvlink", "xgmi", "pcie" or "network" (advisor.model.kernels.link): how an all-reduce's latency grows with tp
     link: str = "nvlink"
+    # the kernel family running an MoE's experts (advisor.model.gemm.moe_kernel): "triton", "vendor" (`from_datasheet`
+    # by GPU family), or "none" (a calibration, which measured its engine's experts: no tiles, dense streaming)
+    moe_kernel: str = "none"
     # what the weights are stored as (sets the bytes streamed per parameter): an advisor.model.quantization format
     # name; stored with a fit, not fitted
     weight_dtype: str = _calibrated("bf16", required=True)
@@ -197,6 +206,8 @@ class EngineCost:
                self.spec_seq_overhead, self.ngram_overhead, self.ngram_seq_overhead, self.host_step_overhead,
                self.host_seq_overhead) < 0:
             raise ValueError("EngineCost: overheads cannot be negative")
+        if self.moe_kernel not in MOE_KERNELS:
+            raise ValueError(f"EngineCost: moe_kernel must be one of {MOE_KERNELS}, got {self.moe_kernel!r}")
         if self.max_num_batched_tokens < 1 or self.max_num_seqs < 1:
             raise ValueError("EngineCost: max_num_batched_tokens and max_num_seqs must be positive")
         if self.kv_bandwidth == 0:
@@ -207,7 +218,7 @@ class EngineCost:
         """The datasheet defaults (fitted to published vLLM measurements on GPUs; see the constants above) on `hw`,
         with vLLM's `vllm serve` limits for its class (`advisor.vllm.batch_defaults`). On a CPU the parameters that
         do not apply there (CUDA-graph floors) take their CPU value; kernel and all-reduce floors scale by the GPU's
-        generation (`DEFAULT_FLOOR_SCALE`), and so does the matmul efficiency (`DEFAULT_FLOPS_SCALE`); GDDR (and
+        generation (`DEFAULT_FLOOR_SCALE`), and so does the bandwidth (`DEFAULT_BANDWIDTH_SCALE`); GDDR (and
         LPDDR, `streams_like`) streams `DEFAULT_GDDR_BANDWIDTH_SCALE` of HBM's share of its peak. The
         compute peak is the one the weight format's matmuls run at (`quantization.compute_dtype`: fp8 and W4A4 NVFP4
         on their tensor cores, weight-only formats in 16 bit)."""
@@ -217,13 +228,15 @@ class EngineCost:
         floors = {"layer_floor_graph": DEFAULT_LAYER_FLOOR_GRAPH_S * scale, "moe_kernel_floor":
                   DEFAULT_MOE_KERNEL_FLOOR_S * scale}
         memory = hw.bandwidth_bytes_per_s * (DEFAULT_GDDR_BANDWIDTH_SCALE if streams_like(hw) == "GDDR" else 1.0)
+        memory *= DEFAULT_BANDWIDTH_SCALE[gen]
         return cls(
             bandwidth=memory * DEFAULT_BANDWIDTH_EFFICIENCY,
             kv_bandwidth=memory * DEFAULT_KV_BANDWIDTH_EFFICIENCY,
-            flops=hw.peak_flops(compute_dtype(weight_dtype)) * DEFAULT_FLOPS_EFFICIENCY * DEFAULT_FLOPS_SCALE[gen],
+            flops=hw.peak_flops(compute_dtype(weight_dtype)) * DEFAULT_FLOPS_EFFICIENCY,
             link_bandwidth=hw.interconnect_gbs * 1e9,
             weight_dtype=weight_dtype,
             kv_cache_dtype=kv_cache_dtype,
+            moe_kernel=moe_kernel(hw),
             **{**floors, **cpu},
         ).for_hardware(hw)
 

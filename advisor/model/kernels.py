@@ -9,7 +9,7 @@ kernels run and how long the shortest of them takes (launch ramp, tail, grid syn
   scoring): each takes a minimum duration on the GPU whatever the few bytes it moves, however it was launched (a
   piecewise pass waits for its host on top). A dense Llama layer launches 6 of them, and `layer_floor_graph` is
   quoted per 6: fitted on vLLM's own steps (§1's dense 8B on H100, §6's DeepSeek-V3.2 on B300 whose MoE layers
-  launch 18, benchmarks/datasheet_fit.py);
+  launch 18, benchmarks/datasheet_fit/);
 - MoE dispatch kernels (top-k, align, the two grouped GEMMs, combine): each does its own grid-wide work over a
   handful of tokens (one thread block with atomics in `moe_align_block_size`, a grid over every expert's blocks in
   the Triton `fused_moe` kernel whatever few tokens it holds), so its minimum duration is several microseconds. The
@@ -58,9 +58,9 @@ SHARED_EXPERT = 1
 DENSE_LAYER_KERNELS = NORMS + ATTENTION["gqa"] + DENSE_MLP  # 6: what `layer_floor_graph` is quoted per
 
 # Minimum durations by generation, relative to Hopper's (H100/H200), for kernels and for the all-reduce: vLLM's rows
-# on A100 set Ampere's and the MI300X rows of §6 CDNA3's (benchmarks/datasheet_fit.py); vLLM's B300 rows fit at
+# on A100 set Ampere's and the MI300X rows of §6 CDNA3's (benchmarks/datasheet_fit/); vLLM's B300 rows fit at
 # Hopper's floors, so data-center Blackwell shares them. CPUs run eagerly: no floors (enginecost).
-# The measured generation whose floors (and matmul share) each architecture family takes (Hardware.family). A family
+# The measured generation whose floors (and bandwidth share) each architecture family takes (Hardware.family). A family
 # no published row measures borrows its nearest: Ada (L4, L40, RTX 4090: no rows) Ampere's, as before Ada had a name
 # here; client Blackwell (RTX 50, RTX PRO: GB202/GB203, and GB10's sm_121) Hopper's, the generation the defaults
 # were first fitted on (B300's rows fit at the same); CDNA4 (MI350X/MI355X) CDNA3's, its predecessor.

@@ -57,7 +57,7 @@ _FIXED = {
     # MXFP4 weights, static per-tensor fp8 activations (Quark W4A8: AITER Triton, quark_w4a8_mxfp4_fp8.py)
     "mxfp4a8fp8": WeightFormat("mxfp4a8fp8", 4, 32, 8, compute="fp8"),
     # int4 with a 16-bit scale and a 16-bit zero point per 128 (gpt-fast's int4 "scales_and_zeros", as the
-    # published measurements in benchmarks/datasheet_fit.py ran it); AWQ/GPTQ checkpoints read as int4-g<group>
+    # published measurements in benchmarks/datasheet_fit/ ran it); AWQ/GPTQ checkpoints read as int4-g<group>
     "int4": WeightFormat("int4", 4, 128, 32),
 }
 _INT = re.compile(r"int(4|8)(?:-g(\d+))?(-sym)?(-a8int|-a8fp8)?")

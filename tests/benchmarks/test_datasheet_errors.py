@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def errors():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
+    sys.path.insert(0, str(ROOT))
     spec = importlib.util.spec_from_file_location("datasheet_errors", ROOT / "benchmarks" / "datasheet_errors.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module

@@ -364,15 +364,15 @@ def test_a_sparse_moe_at_high_concurrency_is_work_bound_so_the_gain_shrinks(deep
 
     cost = EngineCost.from_datasheet(load_hardware("mi300x"), "fp8")  # §6's SGLang run, whose MTP gain falls
     mi300x = Setup(deepseek_mtp.target, cost, "mtp", deepseek_mtp.draft, cost, tp=8)
-    # B300's fp8 matmuls keep its steps on the weights to a few hundred sequences; MI300X's turn to work sooner
-    for setup, batches in ((deepseek_mtp, (1, 256, 512, 1024)), (mi300x, (1, 64, 128, 256))):
-        gains = [float(tpot_speedup(setup, 2.4, 2, b, 1536)) for b in batches]
+    # Both GPUs' fp8 matmuls keep the steps on the weights to a few hundred sequences, then verification's 3x tokens
+    # turn to work. (S8's SGLang run loses its MTP gain by concurrency 64, 2.11x -> 1.25x: issue 24 gave CDNA3's
+    # matmuls 5% of their peak for it, a catch-all that made a 4k-token prefill of a 70B take seconds; issue 33 moves
+    # what that engine pays beyond the physics into its own terms.)
+    for setup in (deepseek_mtp, mi300x):
+        gains = [float(tpot_speedup(setup, 2.4, 2, b, 1536)) for b in (1, 256, 512, 1024)]
         assert gains == sorted(gains, reverse=True) and len(set(gains)) == 4
-    # where the matmuls run slowly (S8: 2.11x at concurrency 1, 1.25x at 64) verifying 3 tokens a sequence at batch
-    # 256 costs twice a decode step; B300's fp8 matmuls put that turn near a thousand sequences
-    assert _verify_over_decode(mi300x, 256, 1536, k=2) > _verify_over_decode(mi300x, 1, 1536, k=2) + 0.3
-    ratios = [_verify_over_decode(deepseek_mtp, b, 1536, k=2) for b in (1, 256, 1024)]
-    assert ratios == sorted(ratios) and ratios[-1] > 1.25
+        ratios = [_verify_over_decode(setup, b, 1536, k=2) for b in (1, 256, 1024)]
+        assert ratios == sorted(ratios) and ratios[-1] > 1.25
 
 
 def test_a_synchronous_method_pays_the_host_step_an_async_baseline_hides(llama8b, llama1b, h100):
