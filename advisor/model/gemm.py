@@ -32,9 +32,9 @@ if TYPE_CHECKING:  # annotations only: enginecost imports this module
 
 # The share of the dense weight-streaming rate (`EngineCost.bandwidth`) at which vLLM's Triton fused_moe streams the
 # touched experts' weights: §7's FusedMoE table (Hy3-FP8 on H20, TP8/EP1, Triton column, ../shared/reference/
-# gpu-measurements.md) priced by `costmodel.grouped_gemm_time` with the H20's datasheet EngineCost, solved so that the median
-# error over its 16-512-token points is 0 (tests/model/test_gemm.py checks every point). The same table's HPC-Ops
-# kernels stream about twice as fast: this is the vLLM default's kernel, not a limit of the GPU.
+# gpu-measurements.md) priced by `costmodel.grouped_gemm_time` with the H20's datasheet EngineCost, solved so that
+# the median error over its 8 points (4-1024 tokens) is 0 (tests/model/test_gemm.py checks every point). The same
+# table's HPC-Ops kernels stream about twice as fast: this is the vLLM default's kernel, not a limit of the GPU.
 GROUPED_STREAM_SHARE = 0.42
 
 
