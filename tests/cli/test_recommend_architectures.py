@@ -23,6 +23,10 @@ GB = 1e9
 BW_EFF, KV_BW_EFF, FLOPS_EFF = 0.89, 0.82, 0.63
 GRAPH_FLOOR_S, ALLREDUCE_LATENCY_S, MOE_FLOOR_S = 32e-6, 8.0e-6, 6.4e-6
 FLOOR_SCALE = {"h100": 1.0, "b200": 1.0}  # Hopper, data-center Blackwell (relative to Hopper's floors)
+# The share of the dense streaming rate at which the routed experts' grouped GEMMs stream (advisor/model/gemm.py,
+# issue 33): vLLM's Triton fused_moe on Hopper, measured on §7's FusedMoE table; unmeasured vendor kernels on
+# data-center Blackwell stream at the dense rate. At batch 1 their tile-padded compute stays under the streaming.
+GROUPED_SHARE = {"h100": 0.42, "b200": 1.0}
 CONTEXT = 2000 + 1000 / 2 + 1  # a decode step at the mean context reads its KV up to the new token
 
 
@@ -34,13 +38,14 @@ def _report(capsys, args: str) -> dict:
 def _decode_step(*, layer_bytes: float, kv_read: float, lm_head_bytes: float, layers: int, tp: int, hidden: int,
                  bandwidth_gbs: float, small: int, moe_layers: int, expert_bytes: float, gpu: str,
                  link_gbs: float = 900.0) -> float:
-    """Seconds of one batch-1 decode step, memory-bound: weights and activations at 75% of peak bandwidth (the routed
-    experts' `expert_bytes`, part of `layer_bytes`, under the MoE floors), KV at 85%, two ring all-reduces of one
+    """Seconds of one batch-1 decode step, memory-bound: weights and activations at 89% of peak bandwidth (the routed
+    experts' `expert_bytes`, part of `layer_bytes`, at the grouped GEMMs' share of it, under the MoE floors), KV at
+    85%, two ring all-reduces of one
     token's hidden state per layer when tp > 1, the floors of `small` kernels and of 5 dispatch kernels per MoE
     layer."""
     bw, scale = bandwidth_gbs * 1e9, FLOOR_SCALE[gpu]
     experts = expert_bytes / (tp * bw * BW_EFF)
-    moe = (experts ** 2 + (5 * moe_layers * MOE_FLOOR_S * scale) ** 2) ** 0.5
+    moe = ((experts / GROUPED_SHARE[gpu]) ** 2 + (5 * moe_layers * MOE_FLOOR_S * scale) ** 2) ** 0.5
     weights = layer_bytes / (tp * bw * BW_EFF) - experts + moe + kv_read / (bw * KV_BW_EFF)
     allreduce = 0.0 if tp == 1 else 2 * layers * (2 * (tp - 1) / tp * hidden * 2 / (link_gbs * 1e9) + ALLREDUCE_LATENCY_S)
     return weights + allreduce + small * GRAPH_FLOOR_S / 6 * scale + lm_head_bytes / (tp * bw * BW_EFF)

@@ -163,8 +163,9 @@ def test_recommend_on_a_transformers_5_qwen3_moe_directory_matches_the_profile(t
 
 
 def test_calibrate_reads_a_transformers_5_qwen3_moe_directory(tmp_path, capsys):
-    """calibrate loads the target before anything else; with --repeats 2 (refused next) it stops right after, so the
-    line it ends on shows the config was read (before issue 39: "config.json ... has no 'num_experts'")."""
+    """calibrate loads the target before anything else, then refuses --dummy-weights for an MoE (issue 33): the line
+    it ends on names the experts it read from transformers 5's `num_local_experts` (before issue 39: "config.json ...
+    has no 'num_experts'")."""
     from advisor.cli.app import main
 
     pytest.importorskip("vllm")
@@ -172,5 +173,7 @@ def test_calibrate_reads_a_transformers_5_qwen3_moe_directory(tmp_path, capsys):
     code = main(["calibrate", "--target", str(tmp_path / "model"), "--dummy-weights", "--repeats", "2",
                  "--gpu", "cpu-xeon-icelake-2vcpu", "--out", str(tmp_path / "c.json")])
     err = capsys.readouterr().err
-    assert code == 2 and "--repeats must be at least 3" in err and "num_experts" not in err
+    config = json.loads((tmp_path / "model" / "config.json").read_text())
+    experts = f"{config['num_local_experts']} experts, top-{config['num_experts_per_tok']}"
+    assert code == 2 and experts in err and "--dummy-weights" in err and "num_experts" not in err
 
