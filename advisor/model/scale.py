@@ -44,14 +44,14 @@ class All2AllLink:
 # a node): 31.3 µs, 183 GB/s NVLink, 47.4 GB/s RDMA (the NIC's 50 GB/s). Held out, it predicts DeepEP's pure-RDMA
 # table at EP 256 within 2% and pplx's 1-token NVLink floor (41.6 µs) 24% low.
 DEEPEP_LL = All2AllLink(floor=31.3e-6, nvlink_bandwidth=182.6e9, rdma_bandwidth=47.4e9)
-# DP token-count all-reduce per coordinated pass, host side (Gloo on the CPU under async scheduling). No published
-# figure (scale-notes §2.2): a guess, one TCP round trip within a node and across nodes; async scheduling hides it
-# under any GPU step longer than the host's work.
 # The share of the shorter of a DBO step's compute and all-to-all that the two microbatches actually hide: fitted by
 # benchmarks/scale_rows.py to scale-notes §2.4's per-GPU decode rows (every source's rows predicted with it fitted
 # to the others' in docs/scale.md). Perfect overlap (1) predicts the rows ~2x too fast: in-situ all-to-all waits on
 # the slowest rank, and DBO's two microbatches do not pipeline perfectly (SGLang's ablation: +25.5% at 256 tokens).
-DBO_OVERLAP = 0.12
+DBO_OVERLAP = 0.20
+# DP token-count all-reduce per coordinated pass, host side (Gloo on the CPU under async scheduling). No published
+# figure (scale-notes §2.2): a guess, one TCP round trip within a node and across nodes; async scheduling hides it
+# under any GPU step longer than the host's work.
 DP_SYNC_IN_NODE_S = 30e-6
 DP_SYNC_ACROSS_NODES_S = 100e-6
 
