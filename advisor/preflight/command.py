@@ -12,6 +12,7 @@ import shlex
 from dataclasses import dataclass
 
 from advisor.errors import InputError
+from advisor.json_input import parse_json
 
 # flags that take a value, by the field they set (the short aliases vLLM declares too)
 _VALUED = {
@@ -64,7 +65,7 @@ class Serve:
 
 def _json(flag: str, text: str) -> dict:
     try:
-        value = json.loads(text)
+        value = parse_json(text, flag, "a speculative config")
     except json.JSONDecodeError as exc:
         raise InputError(f"{flag} is not valid JSON ({exc.msg} at column {exc.colno}): {text[:60]}") from None
     if not isinstance(value, dict):
@@ -75,7 +76,7 @@ def _json(flag: str, text: str) -> dict:
 def _scalar(text: str):
     """A dotted --speculative-config.KEY value: JSON where it reads as JSON (3, true, [..]), else the text."""
     try:
-        return json.loads(text)
+        return parse_json(text, "a --speculative-config.KEY value", "JSON")
     except json.JSONDecodeError:
         return text
 

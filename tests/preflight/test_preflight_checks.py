@@ -101,6 +101,9 @@ def test_each_check_cites_the_vllm_file_it_reads(check):
     (["vllm serve"], "names no model"),
     (["python -m vllm serve x"], "vllm serve MODEL"),
     (["vllm serve x --speculative-config '{bad'"], "not valid JSON"),
+    (["--model", "x", "--speculative-config", "[" * 5000 + "]" * 5000], "nests deeper than"),  # not a RecursionError
+    (["--model", "x", "--speculative-config", '{"method": "ngram", "num_speculative_tokens": NaN}'], "NaN"),
+    (["vllm serve x --speculative-config.prompt_lookup_max " + "[" * 5000 + "]" * 5000], "nests deeper than"),
     (["vllm serve x --speculative-config '{\"num_speculative_tokens\":3}'"], 'names no "method"'),
     (["vllm serve x --max-num-seqs many"], "whole number"),
     (["--speculative-config", "{}"], "needs --model"),
