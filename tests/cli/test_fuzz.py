@@ -112,6 +112,7 @@ def _flags(options: dict) -> st.SearchStrategy[list[str]]:
 # One acceptance source at a time (two are refused up front, which the fuzz would otherwise mostly test).
 ACCEPTANCE_FLAGS = {"--alpha", "--acceptance-rate", "--acceptance-length", "--measured-k", "--acceptance-per-pos"}
 SCENARIO = {flag: s for flag, s in numeric_flags(("recommend",)).items() if flag not in ACCEPTANCE_FLAGS}
+PLOT = {flag: s for flag, s in numeric_flags(("plot",)).items() if flag in SCENARIO}  # recommend's but the deployment's
 ACCEPTANCE = st.one_of(
     st.just([]), st.tuples(st.just("--alpha"), FLOATS).map(list),
     st.tuples(st.just("--acceptance-per-pos"), RATES).map(list),
@@ -135,7 +136,7 @@ def test_recommend_numeric_flags(flags, acceptance, method):
 
 
 @settings(max_examples=16, **SETTINGS)
-@given(_flags({flag: s for flag, s in SCENARIO.items() if flag in numeric_flags(("plot",))}), ACCEPTANCE, st.sampled_from(["alpha", "batch", "lengths", "memory"]))
+@given(_flags(PLOT), ACCEPTANCE, st.sampled_from(["alpha", "batch", "lengths", "memory"]))
 def test_plot_numeric_flags(flags, acceptance, kind):
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "p.png"
