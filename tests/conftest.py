@@ -1,10 +1,65 @@
-"""Shared fixtures: the shipped profiles the tests lean on, loaded once."""
+"""Shared fixtures (the shipped profiles the tests lean on, the engines they share), and how the suite runs on two
+pytest-xdist workers (tests/run.sh): the engine tests in turn on one, a timed test with nothing beside it."""
 
 import pytest
 
 from advisor.model.enginecost import EngineCost
 from advisor.model.speculative import Setup
 from advisor.profiles.catalog import load_hardware, load_model
+
+# The longest tests that are not engine tests (seconds in one CI run), started first so that no worker ends the run
+# alone on one of them
+LONGEST_FIRST = ("tests/test_verdict.py::test_the_verdict_agrees_with_the_numbers_it_prints",  # 56-79
+                 "tests/benchmarks/test_gpu_smoke.py::test_a_failed_calibration_gate",  # 30-66
+                 "tests/render/test_review_plots.py",  # 25
+                 "tests/test_advise_properties.py",  # 21 + 13
+                 "tests/model/test_speculative.py::test_longer_prompts_never_raise",  # 16
+                 "tests/test_notebook.py",  # 16
+                 "tests/test_readme.py")  # 16 + 9 + 8
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(config, items):
+    """The engine tests first, and under pytest-xdist (tests/run.sh: -n 2 --dist loadgroup) all on one worker: one
+    vLLM engine at a time, so they share the session's engines and never compete with each other for memory or the
+    vLLM processes they check, while the other worker runs the rest, LONGEST_FIRST first. First, so that the
+    longest run of work starts at once."""
+    engine = [item for item in items if item.get_closest_marker("engine")]
+    for item in engine:
+        item.add_marker(pytest.mark.xdist_group("engine"))
+    rest = [item for item in items if not item.get_closest_marker("engine")]
+    rank = {item: next((i for i, prefix in enumerate(LONGEST_FIRST) if item.nodeid.startswith(prefix)),
+                       len(LONGEST_FIRST)) for item in rest}
+    items[:] = engine + sorted(rest, key=rank.__getitem__)  # a stable sort: the others keep their order
+
+
+def pytest_collection_finish(session):
+    """Stop, in one line, where pytest-xdist did not group them (under pytest 9: see pyproject.toml's pin)."""
+    if getattr(session.config.option, "loadgroup", False) and any(
+            item.get_closest_marker("engine") and not item.nodeid.endswith("@engine") for item in session.items):
+        raise pytest.UsageError("pytest-xdist did not put the engine tests in one group: install pytest<9 "
+                                "(pyproject.toml's test extra)")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A test marked `quiet` runs alone (tests/quiet.py); one that takes the `alone` fixture runs alone only inside
+    its `with alone():`; any other holds the lock shared, through its fixtures' set-up and tear-down too."""
+    from quiet import holding
+
+    if "alone" in item.fixturenames:
+        return (yield)
+    with holding(exclusive=item.get_closest_marker("quiet") is not None):
+        return (yield)
+
+
+@pytest.fixture
+def alone():
+    """`with alone():` runs the block with no other test beside it (tests/quiet.py), for a test whose timed part
+    is only a piece of it."""
+    from quiet import holding
+
+    return lambda: holding(exclusive=True)
 
 
 @pytest.fixture(scope="session")
@@ -41,6 +96,18 @@ def ngram_engine(tmp_path_factory):
 
     with open_ngram_engine(tmp_path_factory.mktemp("ngram-engine")) as engine:
         yield engine
+
+
+@pytest.fixture(scope="session")
+def spec_server(tmp_path_factory):
+    """`vllm serve` with the tiny pair's draft at k = 3 (tests/spec_server.py), started once for the engine tests of
+    calibration/from_bench and observe. Yielded as soon as it starts: each user waits for it to be ready, so its
+    start-up overlaps whatever the user starts beside it."""
+    from spec_server import start
+
+    shared = start(tmp_path_factory.mktemp("spec-server"))
+    with shared.server:
+        yield shared
 
 
 @pytest.fixture(scope="session")

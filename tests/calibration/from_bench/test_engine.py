@@ -3,8 +3,9 @@
 saved results fed to `calibrate --from-bench` and `check`. Accuracy is the validation's business (docs/validation):
 here every number must be finite and reported.
 
-Both servers start together (their start-up is mostly imports, ~1 min each on 2 cores), and the first bench with
-them (it imports vLLM meanwhile and waits for its server); the runs themselves come one after the other.
+The speculative server is the session's (tests/spec_server.py, shared with observe's tests). The plain server
+starts beside it (their start-up is mostly imports, ~1 min each on 2 cores), and the first bench with them (it
+imports vLLM meanwhile and waits for its server); the runs themselves come one after the other.
 SPECADVISOR_SAVE_BENCH=DIR records tests/data/bench/ there: this run's files, `vllm bench latency` runs on the same
 models, and their config.json files.
 """
@@ -17,18 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from vllm_server import Bench, Server, bench_latency, write_tokenizer
+from spec_server import K
+from vllm_server import Bench, Server, bench_latency
 
 from advisor.cli.app import main
 from calibration.calibrate import profile_file as prof
-from calibration.engine.testpair import PairSpec, TinyArch, make_pair
 from calibration.from_bench.fit import candidates
 
 pytestmark = pytest.mark.engine
 
-K = 3
-# The test pair's architecture, with a vocabulary past the 10000 prompt ids `vllm bench latency` draws
-ARCH = TinyArch(vocab_size=10240)
 SHAPE = dict(prompt_len=64, out_len=32, prompts=10, concurrency=2)
 CPU = "cpu-xeon-icelake-2vcpu"  # the hardware profile of this CI machine
 SPEC_DECODE = "vllm:spec_decode"
@@ -52,31 +50,28 @@ class Runs:
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory):
+def bench(tmp_path_factory, spec_server):
     root = tmp_path_factory.mktemp("bench")
-    pair = make_pair(root / "pair", PairSpec(scale=0.05, arch=ARCH))
-    for model in (pair.target_dir, pair.draft_dir):
-        write_tokenizer(model, ARCH.vocab_size)
-    spec_config = json.dumps({"method": "draft_model", "model": str(pair.draft_dir), "num_speculative_tokens": K})
-    with Server(pair.target_dir, root / "baseline.log") as plain, \
-            Server(pair.target_dir, root / "spec.log", ["--speculative-config", spec_config]) as spec:
-        running = Bench(plain, pair.target_dir, root / "baseline.json", **SHAPE)  # waits for its server itself
+    target, draft, spec = spec_server.target, spec_server.draft, spec_server.server
+    with Server(target, root / "baseline.log") as plain:  # starts while the shared server may still be starting
+        running = Bench(plain, target, root / "baseline.json", **SHAPE)  # waits for its server itself
         try:
             plain.wait_ready()
             baseline = running.result()
         finally:
             running.stop()
-        plain.stop()  # its engine would only sit beside the speculative one
-        spec.wait_ready()
-        before = spec.metrics(root / "before.prom")
-        spec_file = Bench(spec, pair.target_dir, root / "spec.json", **SHAPE).result()
-        after = spec.metrics(root / "after.prom")
-        if os.environ.get("SPECADVISOR_SAVE_BENCH"):
-            _record(Path(os.environ["SPECADVISOR_SAVE_BENCH"]), pair, spec_config, baseline, spec_file, before, after)
-        yield Runs(pair.target_dir, pair.draft_dir, baseline, spec_file, before, after, spec.url)
+    # the plain engine stopped: it would only sit beside the speculative one
+    spec.wait_ready()
+    before = spec.metrics(root / "before.prom")
+    spec_file = Bench(spec, target, root / "spec.json", **SHAPE).result()
+    after = spec.metrics(root / "after.prom")
+    if os.environ.get("SPECADVISOR_SAVE_BENCH"):
+        _record(Path(os.environ["SPECADVISOR_SAVE_BENCH"]), target, draft, spec_server.config, baseline, spec_file,
+                before, after)
+    return Runs(target, draft, baseline, spec_file, before, after, spec.url)
 
 
-def _record(keep: Path, pair, spec_config: str, *files: Path) -> None:
+def _record(keep: Path, target: Path, draft: Path, spec_config: str, *files: Path) -> None:
     """Keep the run's files as test data, and time `vllm bench latency` on the same models (recording only: it
     adds a minute; the readers' tests use its files)."""
     keep.mkdir(parents=True, exist_ok=True)
@@ -86,9 +81,9 @@ def _record(keep: Path, pair, spec_config: str, *files: Path) -> None:
             (keep / path.name).write_text("".join(line for line in lines if _family(line).startswith(SPEC_DECODE)))
         else:
             shutil.copy(path, keep / path.name)
-    bench_latency(pair.target_dir, keep / "lat-base.json")
-    bench_latency(pair.target_dir, keep / "lat-spec.json", ["--speculative-config", spec_config])
-    for model, name in ((pair.target_dir, "target"), (pair.draft_dir, "draft")):
+    bench_latency(target, keep / "lat-base.json")
+    bench_latency(target, keep / "lat-spec.json", ["--speculative-config", spec_config])
+    for model, name in ((target, "target"), (draft, "draft")):
         (keep / name).mkdir(exist_ok=True)
         shutil.copy(model / "config.json", keep / name / "config.json")
 

@@ -22,10 +22,12 @@ BASELINE_MAX_LEN = 80  # prompt 64 + 24 output tokens does not fit: those baseli
 
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
+    from vllm_server import engine_dtype
+
     from calibration.engine.vllm_engine import open_engine
 
     def opener(model, spec):
-        return open_engine(model, speculative_config=spec, skip_tokenizer_init=True,
+        return open_engine(model, speculative_config=spec, skip_tokenizer_init=True, dtype=engine_dtype(),
                            max_model_len=BASELINE_MAX_LEN if spec is None else 256)
 
     return run_grid(GRID, tmp_path_factory.mktemp("validate"), opener=opener)
