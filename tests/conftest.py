@@ -43,20 +43,20 @@ def pytest_collection_finish(session):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """A test marked `quiet` runs alone (tests/quiet.py); one that takes the `alone` fixture runs alone only inside
-    its `with alone():`; any other holds the lock shared, through its fixtures' set-up and tear-down too."""
+    """Every test holds the lock of tests/quiet.py shared, through its fixtures' set-up and tear-down too, but one
+    that takes the `alone` fixture: it holds the lock only inside its `with alone():`, exclusively."""
     from quiet import holding
 
     if "alone" in item.fixturenames:
         return (yield)
-    with holding(exclusive=item.get_closest_marker("quiet") is not None):
+    with holding(exclusive=False):
         return (yield)
 
 
 @pytest.fixture
 def alone():
-    """`with alone():` runs the block with no other test beside it (tests/quiet.py), for a test whose timed part
-    is only a piece of it."""
+    """`with alone():` runs the block with no other test beside it (tests/quiet.py): the part of a test whose
+    verdict judges vLLM's timings."""
     from quiet import holding
 
     return lambda: holding(exclusive=True)

@@ -1,8 +1,9 @@
 """A lock between pytest-xdist's workers (tests/run.sh runs two), so that a test that times vLLM and judges the
 timings runs with nothing beside it. calibrate refuses a fit whose held-out error is over its gate (15%): with the
 other worker's tests running beside it, one CI run's target repeats differed by up to 209% and the gate failed.
-Such a test is marked `quiet` and holds the lock exclusively; every other test holds it shared, so the other
-worker waits between its tests until the quiet one ends. Without pytest-xdist there is one process: no lock."""
+Such a test runs its timed part inside `with alone():` (tests/conftest.py), which holds the lock exclusively;
+every other test holds it shared, so the other worker waits between its tests until the timed part ends. Without
+pytest-xdist there is one process: no lock."""
 
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ def _paths() -> tuple[Path, Path] | None:
 
 @contextmanager
 def holding(exclusive: bool):
-    """The lock, exclusive for a quiet test, shared for any other. A quiet test first raises a flag that holds new
-    shared takers back, so a worker that runs short tests back to back cannot keep it waiting."""
+    """The lock, exclusive for a timed part, shared for any other test. An exclusive taker first raises a flag that
+    holds new shared takers back, so a worker that runs short tests back to back cannot keep it waiting."""
     paths = _paths()
     if paths is None:
         yield
