@@ -8,8 +8,7 @@ from typing import Optional
 import typer
 
 from advisor.errors import InputError
-
-STRUCTURED_TASKS = ("json", "structured", "sql")  # --task names whose requests carry a grammar
+from advisor.model.published import STRUCTURED_TASKS, check_task
 
 
 def preflight(
@@ -20,8 +19,8 @@ def preflight(
     model: Optional[str] = typer.Option(None, "--model", help="The target, with --speculative-config."),
     max_model_len: Optional[int] = typer.Option(None, "--max-model-len", help="With --speculative-config: "
                                                 "vLLM's --max-model-len (default: the model's context)."),
-    task: Optional[str] = typer.Option(None, "--task", help="The traffic (`specadvisor list tasks`): json, "
-                                       "structured and sql requests carry a grammar."),
+    task: Optional[str] = typer.Option(None, "--task", help="The traffic (`specadvisor list tasks`): "
+                                       f"{', '.join(STRUCTURED_TASKS)} requests carry a grammar."),
     structured_output: bool = typer.Option(False, "--structured-output", help="Requests use structured output "
                                            "(a JSON schema, regex or grammar)."),
     measured_k: Optional[int] = typer.Option(None, "--measured-k", help="The k the acceptance was measured at."),
@@ -37,7 +36,7 @@ def preflight(
     from advisor.preflight.command import from_config, parse_serve
     from advisor.preflight.run import preflight as run
 
-    structured = structured_output or (task or "").strip().lower() in STRUCTURED_TASKS
+    structured = structured_output or check_task(task) in STRUCTURED_TASKS
     if (command is None) == (speculative_config is None):
         raise InputError("give a `vllm serve ...` command line or --speculative-config JSON (with --model), one")
     if speculative_config is not None:

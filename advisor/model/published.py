@@ -11,8 +11,16 @@ from advisor.errors import InputError
 
 # The kinds of traffic a prior can be named for (--task); "general" is what a prior spans when none is named
 TASKS = ("chat", "summarization", "code", "math", "rag", "structured", "json", "sql", "creative")
+STRUCTURED_TASKS = ("structured", "json", "sql")  # the TASKS whose requests carry a grammar (structured output)
 GENERAL = "general"
 TAGS = {"P": "primary", "A": "anecdotal", "D": "derived"}
+
+
+def check_task(task: str | None) -> str | None:
+    """`task` (a --task value; None when none is named), refused in one line unless it is one of TASKS."""
+    if task is not None and task not in TASKS:
+        raise InputError(f"unknown --task {task!r}; choose one of {', '.join((GENERAL, *TASKS))}")
+    return task
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +108,7 @@ class Kind:
 
     def spread_for(self, task: str | None) -> tuple[str, Spread]:
         """The task whose spread describes `task` (itself, the one it is like, or GENERAL for None) and the spread."""
-        if task is not None and task not in TASKS:
-            raise InputError(f"unknown --task {task!r}; choose one of {', '.join((GENERAL, *TASKS))}")
+        check_task(task)
         used = GENERAL if task is None else task if task in self.spreads else self.like[task]
         return used, self.spreads[used]
 

@@ -107,6 +107,7 @@ def test_each_check_cites_the_vllm_file_it_reads(check):
     (["vllm serve x --speculative-config '{\"num_speculative_tokens\":3}'"], 'names no "method"'),
     (["vllm serve x --max-num-seqs many"], "whole number"),
     (["--speculative-config", "{}"], "needs --model"),
+    (["vllm serve x", "--task", "jsn"], "unknown --task 'jsn'"),  # recommend's own check: not silently unstructured
     ([], "one"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, words, capsys):
