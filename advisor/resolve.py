@@ -10,6 +10,7 @@ from advisor.model.borrowed import caveats, mark
 from advisor.model.diagnosis import misserved_head, past_trained_context
 from advisor.model.drafters import mtp_head
 from advisor.model.enginecost import EngineCost
+from advisor.model.engines import ENGINES, SERVED, VLLM, priced_for
 from advisor.model.hardware import Hardware
 from advisor.model.modelspec import ModelSpec
 from advisor.model.quantization import (
@@ -24,7 +25,7 @@ from advisor.model.uncertainty import CostError
 from advisor.profiles.calibrated import costs_from, profile_for
 from advisor.profiles.catalog import load_hardware, load_model, names, slug
 from advisor.profiles.localgpu import resolve_gpu
-from advisor.profiles.model_error import DATASHEET, datasheet, from_profile
+from advisor.profiles.model_error import DATASHEET, datasheet, engine_note, extrapolating, from_profile
 from advisor.resolve_acceptance import DEFAULT_TASK, AcceptanceInput, MetricsReader, Pair, resolve_acceptance
 from advisor.scenario import Scenario
 from advisor.vllm import GPU_MEMORY_UTILIZATION, check_scheduler
@@ -106,11 +107,13 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
                    calibration: str | None = None, weight_dtype: str | None = None,
                    quantization: str | None = None, draft_quantization: str | None = None,
                    kv_cache_dtype: str = "auto", max_num_seqs: int | None = None, max_num_batched_tokens: int | None = None,
-                   read_metrics: MetricsReader | None = None, tp_flag: str = "", k_limit: int | None = None) -> Scenario:
+                   read_metrics: MetricsReader | None = None, tp_flag: str = "", k_limit: int | None = None,
+                   engine: str = VLLM) -> Scenario:
     """The Scenario the flags describe, or one InputError line naming what vLLM (or the model) would refuse."""
     method = canonical(method)  # vLLM's MTP aliases (deepseek_mtp, ...) are its "mtp", as pasted
     if num_gpus < 1:
         raise InputError(f"--num-gpus must be at least 1, got {num_gpus}")
+    check_engine(engine, calibration)
     if cost_ratio is not None and not 0.0 < cost_ratio < 10.0:
         raise InputError(f"--cost-ratio (draft step / target step) must be in (0, 10), got {cost_ratio}")
     if method in TEXT_LOOKUP and draft is not None:
@@ -165,8 +168,10 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
         check_weights(draft_dtype, hw, draft_spec.name)
         check_kv_cache(kv_cache_dtype, hw, draft_spec)
     target_cost, draft_cost, source, cost_error = engine_costs(
-        hw, target_spec, draft_spec, calibration, target_dtype, max_num_seqs, max_num_batched_tokens, tp=num_gpus,
-        draft_weight_dtype=draft_dtype, kv_cache_dtype=kv_cache_dtype)
+        hw, target_spec, draft_spec, DATASHEET if engine != VLLM else calibration, target_dtype, max_num_seqs,
+        max_num_batched_tokens, tp=num_gpus, draft_weight_dtype=draft_dtype, kv_cache_dtype=kv_cache_dtype)
+    if engine != VLLM:
+        target_cost, draft_cost = priced_for(engine, target_cost, draft_cost)
     check_scheduler(target_cost.max_num_seqs, target_cost.max_num_batched_tokens,
                     "" if max_num_seqs is not None else hw.name)
     setup = Setup(target=target_spec, target_cost=target_cost, method=method, draft=draft_spec,
@@ -174,9 +179,23 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
     if cost_ratio is not None:
         source += f"; draft/target step ratio overridden to {cost_ratio:g}"
     notes = caveats(hw, compute_dtype(target_dtype), datasheet=cost_error.kind == "datasheet", tp=num_gpus)
+    if engine != VLLM:
+        notes += (engine_note(engine),)
+    cost_error, outside = extrapolating(cost_error, hw, target_spec, batch, longest, engine)
+    notes += (outside,) if outside else ()
     return Scenario(setup=setup, hardware=hw, acceptance=acc, prompt_len=prompt_len, out_len=out_len, batch=batch,
                     temperature=temperature, k=k, gpu_memory_utilization=gpu_memory_utilization, cost_source=source,
                     k_limit=k_limit, cost_error=cost_error, gpu_caveats=notes)
+
+
+def check_engine(engine: str, calibration: str | None) -> None:
+    """--engine: one that the fit priced and users serve; its terms sit on the datasheet's costs, not on a
+    calibration of vLLM."""
+    if engine not in SERVED:
+        raise InputError(f"unknown --engine {engine!r}; choose one of {', '.join(SERVED)}")
+    if engine != VLLM and calibration not in (None, DATASHEET):
+        raise InputError(f"--engine {engine} prices {ENGINES[engine].name}'s own terms on the datasheet's costs; "
+                         "a calibration measured vLLM: drop --calibration")
 
 
 def checkpoint_of(spec: ModelSpec) -> CheckpointQuantization | None:

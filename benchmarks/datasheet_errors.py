@@ -12,9 +12,12 @@ Every row of ../shared/reference/gpu-measurements.md the model expresses (`datas
 fits that never saw its source, in both of the datasheet fit's stages (`leave_one_source_out`: the
 parameters the second stage holds are refitted without it too, else a held source's 'LOSO' is its fit error); its
 residual is r = log(published / predicted) (for a
-tok/s row the sign flips against a step time's, which a symmetric spread ignores). Rows fall into one regime each,
-the first that applies:
-  other_engine        a source that is not vLLM V1 (SGLang, gpt-fast, vLLM 0.6.3): reported, never applied
+tok/s row the sign flips against a step time's, which a symmetric spread ignores). Each engine carries its own terms
+and the physics is shared, so every row, whatever its engine, falls into one regime of the physics, the first that
+applies:
+  extrapolating       its LOSO prediction leans on a parameter no other source fixes (`datasheet_fit.extrapolated`:
+                      its engine's terms, or its GPU kind's scales, stood on its source alone); `recommend` widens
+                      by it where its own answer does the same (advisor/model/extrapolation.py)
   moe                 a mixture-of-experts target
   long_context        a context of LONG_CONTEXT tokens or more
   compute_bound       batched tokens per step at COMPUTE_BOUND or more of the GPU's ridge (flops / bandwidth)
@@ -22,7 +25,7 @@ the first that applies:
   dense_memory_bound  the rest: a dense target's weight-reading steps
 A regime's spread is sigma = q80(|r|) / z80 (z80 = 1.2816, the standard normal's 90th percentile): the log-normal
 whose central 80% interval is expected to hold a new row of the regime (`sigma_of`). A regime with fewer than
-MIN_ROWS rows takes the pooled vLLM rows' sigma. Coverage is the fraction of
+MIN_ROWS rows takes the pooled rows' sigma. Coverage is the fraction of
 published values inside each row's interval (its LOSO prediction x exp(+-z80 sigma)); with the shipped sigma it is
 near 80% by construction, so a stricter one is written too: sigma estimated without the row's own source's rows
 (pooled when its regime has none left), which shows how far one source's error carries to another's.
@@ -41,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from advisor.atomic_write import write_atomic  # noqa: E402
 from advisor.model.uncertainty import LEVEL, Z80, ridge_tokens  # noqa: E402
 from benchmarks import datasheet_fit as df  # noqa: E402
+from benchmarks.datasheet_fit import s7_rows as s7  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "profiles" / "model-error.json"
@@ -49,15 +53,15 @@ COMPUTE_BOUND = 0.5  # batched tokens / ridge tokens: the matmuls' time reaches 
 MIN_ROWS = 2
 MOE_NAMES = ("moe", "dsv3", "dsr1", "hy3", "mixtral", "a3b", "a22b", "deepseek", "gpt-oss", "kimi", "maverick", "scout",
              "glm-4.5")
-REGIMES = ("dense_memory_bound", "compute_bound", "moe", "long_context", "drafter", "other_engine")
-APPLIED = REGIMES[:-1]
+REGIMES = ("dense_memory_bound", "compute_bound", "moe", "long_context", "drafter", "extrapolating")
 
 
-def regime(row: df.Row, v: dict) -> str:
-    """The one regime a row measures (module docstring, first match)."""
+def regime(row: df.Row, v: dict, extrapolating: bool = False) -> str:
+    """The one regime a row measures (module docstring, first match); `extrapolating`: the row's, from
+    `datasheet_fit.extrapolated`."""
     text = f"{row.id} {row.what}".lower()
-    if not row.vllm_v1:
-        return "other_engine"
+    if extrapolating:
+        return "extrapolating"
     if any(name in text for name in MOE_NAMES):
         return "moe"
     if "gt4k" in text or "long" in text:
@@ -82,9 +86,8 @@ def sigma_of(residuals: np.ndarray) -> float:
 
 
 def sigmas(r: np.ndarray, kinds: np.ndarray, use: np.ndarray) -> dict[str, float]:
-    """Per applied regime, sigma from the rows in `use` (pooled vLLM rows where a regime has under MIN_ROWS)."""
-    vllm = use & (kinds != "other_engine")
-    pooled = sigma_of(r[vllm]) if vllm.any() else float("nan")
+    """Per regime, sigma from the rows in `use` (the pooled rows where a regime has under MIN_ROWS)."""
+    pooled = sigma_of(r[use]) if use.any() else float("nan")
     out = {}
     for name in REGIMES:
         mine = use & (kinds == name)
@@ -111,6 +114,30 @@ def vendors(table) -> dict[str, np.ndarray]:
 
 
 AMD_SOURCES = ("S8", "S13")  # the MI300X sources (../shared/reference/gpu-measurements.md §6, §7)
+# What the rows measured, as far as advisor/model/extrapolation.py asks: the MoE targets (by source), the largest
+# concurrency an MoE row ran (S8's and S11's 64), the longest context a row prices (S6's gt4k: 5000-token prompts
+# assumed, 1024-token outputs)
+MOE_TARGETS = {"S8": df.sources.DSV3, "S9": df.sources.DSV32, "S11": s7.HY3, "S12": s7.DSR1}
+MOE_MAX_BATCH = max(c for c, *_ in df.sources.MI300X_MTP + df.sources.HY3_H20_TPOT)
+MAX_CONTEXT = 5000 + 1024
+
+
+def covered(table) -> dict:
+    """profiles/model-error.json's "covered": what a vLLM answer must stay inside not to extrapolate."""
+    kinds: dict = {}
+    for row in table:
+        kind = df.sources.OWN_KIND.get(row.source_id)
+        if kind:
+            kinds.setdefault(kind, {})[row.source_id] = f"{row.source_id}: {row.source[row.source.rfind('(') + 1:-1]}"
+    engines: dict = {}
+    for row in table:
+        engines.setdefault(row.engine, {})[row.source_id] = f"{row.source_id}: {row.source[row.source.rfind('(') + 1:-1]}"
+    return {"one_source_kinds": {k: next(iter(v.values())) for k, v in kinds.items() if len(v) == 1},
+            "engine_vendors": {e: sorted({"amd" if s in AMD_SOURCES else "nvidia" for s in v})
+                               for e, v in engines.items()},
+            "one_source_engines": {e: next(iter(v.values())) for e, v in engines.items() if len(v) == 1},
+            "moe_min_active_b": round(min(m.active_params for m in MOE_TARGETS.values()) / 1e9, 1),
+            "moe_max_batch": MOE_MAX_BATCH, "max_context": MAX_CONTEXT}
 
 
 def compute(fits: Path | None = None) -> dict:
@@ -123,10 +150,11 @@ def compute(fits: Path | None = None) -> dict:
     else:
         fitted, _ = df.fit_stages(table, train)
         loso, _ = df.leave_one_source_out(table, train, fitted)
-    train = np.array([row.vllm_v1 for row in table])  # coverage is judged on the rows whose regimes apply
+    extrapolating = df.extrapolated(table, train)
+    train = np.array([row.vllm_v1 for row in table])  # the engine `recommend` prices by default
     published = np.array([row.published for row in table])
     r = np.log(published / np.maximum(loso, 1e-30))
-    kinds = np.array([regime(row, df.SHIPPED) for row in table])  # the ridge `recommend` classifies with
+    kinds = np.array([regime(row, df.SHIPPED, x) for row, x in zip(table, extrapolating)])  # `recommend`'s ridge
     sources = np.array([row.source_id for row in table])
     all_rows = np.ones(len(table), bool)
     spread = sigmas(r, kinds, all_rows)
@@ -145,7 +173,10 @@ def compute(fits: Path | None = None) -> dict:
         "what": "log-normal spread (sigma of log(true / predicted)) of the datasheet cost model's step-time "
                 "prediction, from its leave-one-source-out residuals over ../shared/reference/gpu-measurements.md",
         "level": LEVEL, "long_context_tokens": LONG_CONTEXT, "compute_bound_ridge_share": COMPUTE_BOUND,
-        "regimes": per_regime,
+        "regimes": per_regime, "covered": covered(table),
+        "engines": {e: {"sources": sorted({row.source_id for row in table if row.engine == e}, key=lambda s: int(s[1:])),
+                        "loso_median": round(float(np.median(np.abs(np.expm1(-r[[row.engine == e for row in table]])))), 4)}
+                    for e in dict.fromkeys(row.engine for row in table)},
         "loso_both_stages_median": round(float(np.median(np.abs(np.expm1(-r)))), 4),
         "source_median_abs_error": {s: round(float(np.median(np.abs(np.expm1(-r[sources == s])))), 4)
                                     for s in sorted(set(sources), key=lambda s: int(s[1:]))},
@@ -176,9 +207,13 @@ def section(d: dict) -> str:
     lines = [SECTION, "",
              "`recommend` widens every speedup by the cost model's own error: per regime, the log-normal spread of the "
              "leave-one-source-out residuals above (`profiles/model-error.json`, written by "
-             "`python benchmarks/datasheet_errors.py`; a calibration's held-out error replaces it). A regime's "
+             "`python benchmarks/datasheet_errors.py`; a calibration's held-out error replaces it). Every row, "
+             "whatever its engine (each engine carries its own terms), falls into a regime of the physics; first, "
+             "`extrapolating`: the rows whose LOSO prediction leaned on a parameter no other source fixed (an "
+             "engine or a GPU kind one source alone ran), the spread `recommend` widens to when its own answer "
+             "leaves the published rows (advisor/model/extrapolation.py; `covered` in the error file). A regime's "
              "spread is the 80% quantile of |log(published / LOSO)| (Weibull plotting position) over z80 = 1.2816; "
-             f"under {MIN_ROWS} rows, the pooled vLLM rows'. coverage = published values inside LOSO x "
+             f"under {MIN_ROWS} rows, the pooled rows'. coverage = published values inside LOSO x "
              "exp(±z80 σ).", "",
              "| regime | rows | median abs LOSO error | σ (log) | 80% interval | coverage | coverage, σ without the "
              "row's source |", "|---|---|---|---|---|---|---|"]

@@ -100,11 +100,11 @@ class Stale(Exception):
     """A number whose sentence no longer holds: the page's words need rewriting, not just the number."""
 
 
-def _review_more_gpus(workload: str, deployment: str) -> str:
-    """The review's verdict and reason for a workload that would need more GPUs with speculation than without."""
+def _review_same_gpus(workload: str, deployment: str) -> str:
+    """The review's verdict and reason for a workload whose speculation costs sustainable rate but no more GPUs."""
     cell = _review().cell(workload, deployment)
-    if cell.spec is None or cell.spec.gpus is None or cell.spec.gpus <= cell.base.gpus:
-        raise Stale(f"it says {workload} on {deployment} needs more GPUs with speculation, but now the review "
+    if cell.spec is None or cell.spec.gpus is None or cell.spec.gpus != cell.base.gpus:
+        raise Stale(f"it says {workload} on {deployment} needs the same GPUs with speculation, but now the review "
                     f"says {cell.recommendation}: {cell.reason}: rewrite that sentence (and its marker)")
     return f"{cell.recommendation}: {cell.reason}"
 
@@ -209,7 +209,7 @@ VALUES = {
     "review.completion_a100.ttft_ms": lambda: _review_alone_ttft_ms("completion", "8x-a100"),
     "review.completion.ttft_slo_ms": lambda: f"{_workload('completion').slo.ttft_ms:g}",
     "review.completion.p90_prompt": lambda: f"{_workload('completion').prompt.stats()[1]:,.0f}",
-    "review.agent_a100.more_gpus": lambda: _review_more_gpus("agent-edits", "8x-a100"),
+    "review.agent_a100.same_gpus": lambda: _review_same_gpus("agent-edits", "8x-a100"),
     **{f"{key}.{quoted}": (lambda path=path, quoted=quoted: _pct(_fit(path, quoted.split(".")[0])[
         f"heldout_{quoted.split('.')[1]}_error"])) for key, (path, names) in CALIBRATIONS.items() for quoted in names},
     **VALIDATION_VALUES,

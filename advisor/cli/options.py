@@ -66,6 +66,10 @@ SCENARIO_OPTIONS = [
     _option("calibration", Optional[str], typer.Option(None, help="Calibration profile JSON from `specadvisor calibrate` "
                                                        "(default: a matching one in profiles/calibrations; 'datasheet': "
                                                        "none, the datasheet's costs).")),
+    _option("engine", str, typer.Option("vllm", help="The serving engine priced: vllm (default), sglang or trtllm: "
+                                        "its own per-step, per-token and drafting terms, fitted on its published "
+                                        "rows (docs/datasheet-fit.md), on the datasheet's costs; the flags printed "
+                                        "stay vLLM's.")),
     _option("quantization", Optional[str], typer.Option(None, help="vLLM's --quantization for the target: fp8 "
                                                         "(online) on a 16-bit checkpoint; a quantized checkpoint's "
                                                         "own (fp8, compressed-tensors, modelopt, mxfp4, quark, awq, "

@@ -36,17 +36,17 @@ from advisor.vllm import (
 # of a kind no such row has (GDDR's on the A40, CDNA3's on the MI300X) and the other engines' own terms (SGLang,
 # TensorRT-LLM, vLLM 0.6.3, ...: fitted, not shipped; `recommend` prices vLLM). Every row, its error and the
 # leave-one-source-out error are in docs/datasheet-fit.md.
-DEFAULT_BANDWIDTH_EFFICIENCY = 0.89  # weight streaming, fraction of peak HBM bandwidth
-DEFAULT_KV_BANDWIDTH_EFFICIENCY = 0.82  # paged-attention KV reads: long contiguous pages
+DEFAULT_BANDWIDTH_EFFICIENCY = 0.87  # weight streaming, fraction of peak HBM bandwidth
+DEFAULT_KV_BANDWIDTH_EFFICIENCY = 0.87  # paged-attention KV reads: long contiguous pages
 DEFAULT_FLOPS_EFFICIENCY = 0.63  # fraction of dense bf16 (fp8) peak
-DEFAULT_OVERLAP_EXPONENT = 1.31  # p: how far compute hides under memory traffic (1: not at all; ∞: entirely)
+DEFAULT_OVERLAP_EXPONENT = 1.24  # p: how far compute hides under memory traffic (1: not at all; ∞: entirely)
 DEFAULT_STEP_OVERHEAD_S = 0e-3  # per engine step beyond the graph's floor (the fit finds none on these GPUs)
 DEFAULT_TOKEN_OVERHEAD_S = 0e-6  # per token per engine step and draft pass (the fit finds none beyond the compute)
 # per 6 small kernels (a dense layer's: norms, rotary, KV write, attention, activation) of a pass, replayed as a
-# CUDA graph or piecewise: 5.3 µs each (advisor.model.kernels); GEMMs stream their weights and carry none
-DEFAULT_LAYER_FLOOR_GRAPH_S = 32e-6
-DEFAULT_LAYER_FLOOR_PIECEWISE_S = 89e-6  # per layer of a piecewise pass: the host's eager attention, graph pieces
-DEFAULT_DRAFT_PASS_OVERHEAD_S = 0.14e-3  # per drafter launch: propose()'s loop body outside the graphs
+# CUDA graph or piecewise: 4.0 µs each (advisor.model.kernels); GEMMs stream their weights and carry none
+DEFAULT_LAYER_FLOOR_GRAPH_S = 24e-6
+DEFAULT_LAYER_FLOOR_PIECEWISE_S = 90e-6  # per layer of a piecewise pass: the host's eager attention, graph pieces
+DEFAULT_DRAFT_PASS_OVERHEAD_S = 0.133e-3  # per drafter launch: propose()'s loop body outside the graphs
 DEFAULT_SPEC_OVERHEAD_S = 1.2e-3  # per speculative engine step: bookkeeping, rejection sampling (vLLM 0.10.1)
 DEFAULT_NGRAM_OVERHEAD_S = 35e-6  # per step, the n-gram proposer (vllm/v1/spec_decode/ngram_proposer.py)
 DEFAULT_NGRAM_SEQ_OVERHEAD_S = 0.6e-6  # ... and per sequence (numba, multi-threaded batch_propose)
@@ -57,22 +57,25 @@ DEFAULT_NGRAM_SEQ_OVERHEAD_S = 0.6e-6  # ... and per sequence (numba, multi-thre
 # the model runner's host work (input staging, the sampled tokens' copy back) is not in it.
 DEFAULT_HOST_STEP_S = 46e-6
 DEFAULT_HOST_SEQ_S = 16e-6
-DEFAULT_ALLREDUCE_LATENCY_S = 8.0e-6  # one small one-shot all-reduce (advisor.model.kernels; a guess, not fitted)
+# one small one-shot all-reduce (advisor.model.kernels.allreduce_hops), fitted (issue 33) inside 4-40 µs, what
+# small all-reduces over 8 NVLink or xGMI GPUs take: the TP1 rows fix the kernel floors, so the TP4/TP8 rows (§6's
+# B300, §7's H20) tell the all-reduce apart; at the 8 µs guess before, every TP8 step at low batch came out fast
+DEFAULT_ALLREDUCE_LATENCY_S = 15.6e-6
 # per MoE dispatch kernel (top-k, align, grouped GEMMs, combine) on Hopper and Blackwell: fitted on §6's B300 rows,
 # whose DeepSeek-V3.2 layers are mostly such floors
-DEFAULT_MOE_KERNEL_FLOOR_S = 6.4e-6
+DEFAULT_MOE_KERNEL_FLOOR_S = 5.9e-6
 # Kernel floors on each GPU generation relative to Hopper's (advisor.model.kernels.generation): the A100 rows (vLLM),
 # the MI300X rows (SGLang's DeepSeek-V3, the SSD engine's Llama-3.1-70B); both at the small-kernel range's 10 µs
-# bound (5.3 µs x 1.85 = 9.9 µs). vLLM's B300 rows fit at Hopper's floors.
-DEFAULT_FLOOR_SCALE = {"ampere": 1.85, "hopper": 1.0, "blackwell": 1.0, "cdna3": 1.85}
+# bound (4.0 µs x 2.48 = 9.92 µs). vLLM's B300 rows fit at Hopper's floors.
+DEFAULT_FLOOR_SCALE = {"ampere": 2.48, "hopper": 1.0, "blackwell": 1.0, "cdna3": 2.48}
 # The share of its peak bandwidth each generation streams, relative to DEFAULT_BANDWIDTH_EFFICIENCY (NVIDIA's HBM):
 # CDNA3's from the MI300X rows (SGLang's DeepSeek-V3, the SSD engine's Llama-3.1-70B at TP1/2/4), held with it inside
 # the physical range of weight streaming (0.6-0.95 of peak). Matmuls reach one share of their peak on every
 # generation (DEFAULT_FLOPS_EFFICIENCY): issue 33 removed the per-generation matmul scale (CDNA3's was 0.054, a
 # catch-all for SGLang's per-token cost on MI300X, now a term of that engine in the fit)
-DEFAULT_BANDWIDTH_SCALE = {"ampere": 1.0, "hopper": 1.0, "blackwell": 1.0, "cdna3": 0.735}
+DEFAULT_BANDWIDTH_SCALE = {"ampere": 1.0, "hopper": 1.0, "blackwell": 1.0, "cdna3": 0.72}
 # The share of its peak GDDR memory streams, relative to HBM's (Hardware.gddr): the A40 rows (vLLM 0.6.3)
-DEFAULT_GDDR_BANDWIDTH_SCALE = 0.83
+DEFAULT_GDDR_BANDWIDTH_SCALE = 0.845
 # Memory kinds no published row measures, and the measured kind whose share of peak they take: LPDDR (DGX Spark's
 # unified LPDDR5X, DRAM on a board-level bus rather than stacked by the die) GDDR's, the nearest; not a measurement
 MEMORY_FROM = {"LPDDR": "GDDR"}

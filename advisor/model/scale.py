@@ -48,7 +48,7 @@ DEEPEP_LL = All2AllLink(floor=31.3e-6, nvlink_bandwidth=182.6e9, rdma_bandwidth=
 # benchmarks/scale_rows.py to scale-notes §2.4's per-GPU decode rows (every source's rows predicted with it fitted
 # to the others' in docs/scale.md). Perfect overlap (1) predicts the rows ~2x too fast: in-situ all-to-all waits on
 # the slowest rank, and DBO's two microbatches do not pipeline perfectly (SGLang's ablation: +25.5% at 256 tokens).
-DBO_OVERLAP = 0.20
+DBO_OVERLAP = 0.18
 # DP token-count all-reduce per coordinated pass, host side (Gloo on the CPU under async scheduling). No published
 # figure (scale-notes §2.2): a guess, one TCP round trip within a node and across nodes; async scheduling hides it
 # under any GPU step longer than the host's work.

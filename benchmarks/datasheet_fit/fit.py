@@ -11,8 +11,9 @@ from scipy.optimize import least_squares
 
 from calibration.calibrate.fit import LOSS_SCALE, outliers
 
-from .params import PRIOR_WEIGHT, PRIORS, STAGE_ONE, STAGE_TWO, for_engine, range_residuals
+from .params import PRIOR_WEIGHT, PRIORS, STAGE_ONE, STAGE_TWO, for_engine, range_residuals, unseen_engine_terms
 from .row import Row
+from .sources import OWN_KIND
 
 
 def median_abs(errors) -> float:
@@ -116,7 +117,24 @@ def leave_one_source_out(table: list[Row], train: np.ndarray, fitted: dict) -> t
             seen_by_stage_one = any(r.vllm_v1 for r, u in zip(table, inside) if u)
             held = None if seen_by_stage_one else {**PRIORS, **first_stage_values}
             values[s], _ = fit_stages(table, train & ~inside, start=fitted, held=held)
+            seen = {r.engine for r, u in zip(table, train & ~inside) if u} - {"vllm"}
+            for engine in {r.engine for r, u in zip(table, inside) if u} - seen - {"vllm"}:
+                values[s] = {**values[s], **unseen_engine_terms(values[s], engine, seen)}
             loso[inside] = predictions([r for r, u in zip(table, inside) if u], values[s])
     return loso, values
 
 
+
+
+def extrapolated(table: list[Row], train: np.ndarray) -> np.ndarray:
+    """Per row: its leave-one-source-out prediction leans on a parameter no other training source fixes, its
+    engine's own terms (no other source ran that engine: `params.unseen_engine_terms` stand in) or its GPU kind's
+    scales (OWN_KIND). vLLM's terms are never alone: every first-stage source fits them."""
+    out = []
+    for r in table:
+        others = {(o.engine, OWN_KIND.get(o.source_id)) for o, u in zip(table, train)
+                  if u and o.source_id != r.source_id}
+        engine_alone = r.engine != "vllm" and r.engine not in {e for e, _ in others}
+        kind = OWN_KIND.get(r.source_id)
+        out.append(engine_alone or (kind is not None and kind not in {k for _, k in others}))
+    return np.array(out)

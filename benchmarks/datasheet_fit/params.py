@@ -6,8 +6,11 @@ import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+import numpy as np
+
 from advisor.model import enginecost as ec
 from advisor.model.enginecost import EngineCost
+from advisor.model.engines import ENGINES, TERMS, VLLM
 from advisor.model.hardware import Hardware
 from advisor.model.kernels import generation
 
@@ -24,6 +27,9 @@ GEMM_RANGE = (0.40, 0.85)
 STREAM_RANGE = (0.60, 0.95)
 SMALL_KERNEL_RANGE = (1.5e-6, 10e-6)
 MOE_KERNEL_RANGE = (2e-6, 25e-6)
+# one small all-reduce over 2-8 GPUs: a one-shot custom all-reduce over NVLink takes single-digit µs, NCCL's or
+# RCCL's small-message all-reduce over 8 GPUs some 15-40 µs (nccl-tests' latency at 8 B)
+ALLREDUCE_RANGE = (4e-6, 40e-6)
 SMALL_KERNELS = 6  # a dense layer's small kernels, which `layer_floor_graph` is quoted per (advisor.model.kernels)
 
 
@@ -53,9 +59,11 @@ PHYSICS = (
     Param("ngram_overhead", False, 3.5e-5, 5.0e-5, (0.0, 1e-3), "µs", 1e6, ec.DEFAULT_NGRAM_OVERHEAD_S),
     Param("ngram_seq_overhead", False, 6e-7, 2.0e-5, (0.0, 2e-4), "µs", 1e6, ec.DEFAULT_NGRAM_SEQ_OVERHEAD_S),
     # issue 24: MoE dispatch kernels' floor, and the generations' floors relative to Hopper's (every generation like
-    # Hopper until a row says otherwise). The all-reduce's latency is not fitted: every multi-GPU row but S13's is
-    # TP4/TP8 on a fully connected link, where it cannot be told from the kernel floors.
+    # Hopper until a row says otherwise). Issue 33: the all-reduce's latency, fitted in ALLREDUCE_RANGE: the TP1
+    # rows (§1's H100, the A100 PRs) fix the floors, so the TP4/TP8 rows tell a step's all-reduces apart from them
+    # (held at an 8 µs guess before, it left every TP8 step at low batch 10-24% fast: §6's B300 and MI300X rows).
     Param("moe_kernel_floor", False, 5.0e-6, 5.0e-6, MOE_KERNEL_RANGE, "µs", 1e6, ec.DEFAULT_MOE_KERNEL_FLOOR_S),
+    Param("allreduce_latency", False, 8.0e-6, 8.0e-6, ALLREDUCE_RANGE, "µs", 1e6, ec.DEFAULT_ALLREDUCE_LATENCY_S),
     Param("floor_scale_ampere", True, 1.0, 1.0, (0.2, 50.0), default=ec.DEFAULT_FLOOR_SCALE["ampere"]),
     Param("floor_scale_cdna3", True, 1.0, 1.0, (0.2, 50.0), default=ec.DEFAULT_FLOOR_SCALE["cdna3"]),
     # the share of its peak a memory kind or generation streams, relative to HBM on NVIDIA's (`bandwidth_efficiency`):
@@ -66,7 +74,7 @@ PHYSICS = (
 # What an engine build pays beyond the shared physics, per engine (sources.ENGINE): per engine step, per token per
 # step and draft pass, per drafter launch, per speculative step (bookkeeping). vLLM's are the plain EngineCost
 # fields (what `recommend` ships); another engine's are "<field>@<engine>", fitted on its rows only.
-ENGINE_TERMS = ("step_overhead", "token_overhead", "draft_pass_overhead", "spec_overhead")
+ENGINE_TERMS = TERMS
 VLLM_TERMS = (
     # held near 0 (sigma 20 µs): free, the other engines' per-step costs leak into every vLLM step through it
     Param("step_overhead", False, 0.0, 2.0e-5, (0.0, 5e-3), "ms", 1e3, ec.DEFAULT_STEP_OVERHEAD_S),
@@ -78,14 +86,9 @@ VLLM_TERMS = (
 )
 
 
-# The other engines' terms as fitted (rounded), s: the "shipped" column's for their rows. `recommend` prices vLLM and
-# does not read them; they say what each engine pays beyond the shared physics.
-ENGINE_SHIPPED = {
-    "step_overhead@sglang": 1.05e-3, "token_overhead@sglang": 31e-6, "draft_pass_overhead@sglang": 0.0,
-    "spec_overhead@sglang": 0.0, "step_overhead@vllm-0.6": 0.0, "token_overhead@vllm-0.6": 24e-6,
-    "step_overhead@trtllm": 2.08e-3, "draft_pass_overhead@trtllm": 0.47e-3, "spec_overhead@trtllm": 1.2e-3,
-    "step_overhead@gpt-fast": 0.92e-3, "step_overhead@ssd": 2.66e-3,
-}
+# The other engines' terms as fitted (rounded), s: the "shipped" column's for their rows, and what
+# `recommend --engine` prices (advisor/model/engines.py, where they live)
+ENGINE_SHIPPED = {f"{t}@{e.slug}": x for e in ENGINES.values() for t, x in e.terms.items()}
 
 
 def engine_terms(engine: str, terms: tuple[str, ...]) -> tuple[Param, ...]:
@@ -98,13 +101,7 @@ def engine_terms(engine: str, terms: tuple[str, ...]) -> tuple[Param, ...]:
 
 # The engines' own terms: those their rows can tell apart (sources.ENGINE; an engine without speculative rows has
 # none of the speculative terms, and predicts them at vLLM's)
-OTHER_ENGINES = (
-    *engine_terms("sglang", ENGINE_TERMS),
-    *engine_terms("vllm-0.6", ("step_overhead", "token_overhead")),
-    *engine_terms("trtllm", ("step_overhead", "draft_pass_overhead", "spec_overhead")),
-    *engine_terms("gpt-fast", ("step_overhead",)),
-    *engine_terms("ssd", ("step_overhead",)),
-)
+OTHER_ENGINES = tuple(p for e in ENGINES.values() if e.slug != VLLM for p in engine_terms(e.slug, tuple(e.terms)))
 PARAMS = PHYSICS + VLLM_TERMS + OTHER_ENGINES
 SCALED = ("layer_floor_graph", "moe_kernel_floor")  # kernels.generation scales these
 PRIOR_WEIGHT = 0.05  # a one-sigma move from the prior costs as much as a 5% miss on one row
@@ -129,6 +126,18 @@ def for_engine(v: dict, engine: str) -> dict:
     return {**v, **own} if own else v
 
 
+def unseen_engine_terms(v: dict, engine: str, seen: set[str]) -> dict:
+    """What an engine no training row ran pays beyond the physics: each of ENGINE_TERMS at the median over the
+    engines whose rows fitted it (vLLM's own value included; an engine without the term is not counted). The engines
+    are a population, each with its own build's costs; a new one is a draw from it, and how far it lands from the
+    median is the leave-one-source-out error of the sources that stand alone in their engine."""
+    out = {}
+    for t in ENGINE_TERMS:
+        values = [v[t]] + [v[f"{t}@{e}"] for e in sorted(seen) if f"{t}@{e}" in v]
+        out[f"{t}@{engine}"] = float(np.median(values))
+    return out
+
+
 def efficiencies(v: dict) -> list[tuple[str, float, tuple[float, float]]]:
     """(what, value, physical range) of every rate and floor the parameters imply, on every GPU kind the rows have:
     what `range_residuals` holds inside its range and the report lists."""
@@ -143,7 +152,7 @@ def efficiencies(v: dict) -> list[tuple[str, float, tuple[float, float]]]:
         scale = v.get(f"floor_scale_{gen}", 1.0)
         out += [(f"small kernel, {gen} (s)", small * scale, SMALL_KERNEL_RANGE),
                 (f"MoE dispatch kernel, {gen} (s)", v["moe_kernel_floor"] * scale, MOE_KERNEL_RANGE)]
-    return out
+    return out + [("one small all-reduce (s)", v["allreduce_latency"], ALLREDUCE_RANGE)]
 
 
 def range_residuals(v: dict) -> list[float]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from advisor.model.engines import ENGINES
 from advisor.model.hardware import Hardware
 from advisor.profiles.catalog import load_hardware, load_model
 
@@ -38,10 +39,11 @@ L_IC = 512  # InstructCoder context assumed for sampling the §1 formulas (promp
 # bookkeeping terms; the physics is shared). "vllm": vLLM's V1 engine, 0.10 on (its V1 model runner, and the 2026
 # blogs' builds, priced with vLLM 0.32's async scheduling and full-graph drafting where the row says so);
 # "vllm-0.6": vLLM 0.6.3's V0 engine; "ssd": the SSD research engine (FlashInfer-ROCm with HIP graphs).
-ENGINE = {"S1": "vllm", "S2": "sglang", "S3": "gpt-fast", "S4": "sglang", "S5": "vllm-0.6", "S6": "vllm",
-          "S7": "vllm", "S8": "sglang", "S9": "vllm", "S10": "sglang", "S11": "vllm", "S12": "trtllm",
-          "S13": "ssd"}
+ENGINE = dict(sorted(((s, e.slug) for e in ENGINES.values() for s in e.sources), key=lambda x: int(x[0][1:])))
 VLLM_V1 = tuple(s for s, engine in ENGINE.items() if engine == "vllm")
+# The GPU kinds whose bandwidth share (and floors) the second stage fits on their own rows (params.PHYSICS: GDDR's,
+# CDNA3's); the other sources ran NVIDIA HBM GPUs, which the first stage's vLLM rows fix
+OWN_KIND = {"S5": "gddr", "S8": "cdna3", "S13": "cdna3"}
 # Fitted: every source. The first stage fits the physics and vLLM's terms on vLLM's rows on NVIDIA HBM GPUs; the
 # second, with those held, each other engine's terms on its own rows, and the scales of a GPU kind only other engines
 # measured (GDDR: S5's A40; CDNA3: S8's and S13's MI300X). Issue 24 predicted SGLang's rows out of sample instead:

@@ -26,15 +26,34 @@ def test_the_committed_file_speaks_of_todays_rows_and_regimes(errors):
     table = errors.df.rows()
     # rows added or reclassified since the file was written: rerun benchmarks/datasheet_errors.py
     assert [r["id"] for r in committed["rows"]] == [row.id for row in table]
-    assert [r["regime"] for r in committed["rows"]] == [errors.regime(row, errors.df.SHIPPED) for row in table]
-    assert {r["regime"] for r in committed["rows"] if r["source"] in errors.df.VLLM_V1} <= set(errors.APPLIED)
+    alone = errors.df.extrapolated(table, np.ones(len(table), bool))
+    assert [r["regime"] for r in committed["rows"]] == [errors.regime(row, errors.df.SHIPPED, x)
+                                                       for row, x in zip(table, alone)]
+    assert committed["covered"] == errors.covered(table)
 
 
 def test_a_regime_is_the_first_that_applies(errors):
-    by_id = {row.id: errors.regime(row, errors.df.SHIPPED) for row in errors.df.rows()}
+    table = errors.df.rows()
+    alone = errors.df.extrapolated(table, np.ones(len(table), bool))
+    by_id = {row.id: errors.regime(row, errors.df.SHIPPED, x) for row, x in zip(table, alone)}
     assert by_id["1.target.B1.q1"] == "dense_memory_bound" and by_id["1.target.B64.q4"] == "compute_bound"
     assert by_id["6.a100.eagle.k1.gt4k"] == "long_context" and by_id["1.eagle.B1.k3"] == "drafter"
-    assert by_id["2.sglang.h100.8b.B1"] == "other_engine"
+    # another engine's row is judged by its physics: its engine carries its own terms
+    assert by_id["2.sglang.h100.8b.B1"] == "dense_memory_bound" and by_id["8.mi300x.dsv3.base.c1"] == "moe"
+    # TensorRT-LLM (S12) and the SSD engine (S13) each ran on one source: left out, their terms stand on none
+    assert by_id["12.b200.dsr1.mtp0"] == "extrapolating" and by_id["13.mi300x.l70.tp1"] == "extrapolating"
+    assert by_id["5.a40.base.B1"] == "extrapolating"  # vLLM 0.6.3 and GDDR: S5 alone
+
+
+def test_a_source_stands_alone_only_while_no_other_source_shares_its_engine_or_gpu_kind(errors):
+    table = errors.df.rows()
+    every = np.ones(len(table), bool)
+    alone = dict(zip((row.source_id for row in table), errors.df.extrapolated(table, every)))
+    assert not alone["S8"] and not alone["S4"]  # SGLang: S2, S4, S8, S10; CDNA3: S8 and S13
+    without_s13 = np.array([row.source_id != "S13" for row in table])
+    alone = dict(zip((row.source_id for row in table), errors.df.extrapolated(table, without_s13)))
+    # SGLang's terms still stand on S2, S4 and S10, but without S13 CDNA3's scales stand on S8 alone
+    assert alone["S8"] and not alone["S4"]
 
 
 def test_sigma_is_the_spread_whose_80_percent_interval_holds_80_percent(errors):

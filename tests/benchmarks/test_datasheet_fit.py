@@ -68,16 +68,10 @@ def test_the_b300_moe_rows_are_within_issue_24s_bounds(shipped):
     assert max(map(abs, speedups)) <= 0.15
 
 
-# Issue 33 moved S8 (DeepSeek-V3 on 8×MI300X, SGLang 0.4.10 ROCm) out of issue 24's bounds: known, not hidden
-S8_OUT_OF_BOUNDS = ("issue 33: with every rate and floor inside its physical range (a small kernel <= 10 us) and one "
-                    "set of SGLang terms for its CUDA and ROCm builds, S8's kernel-bound baselines at concurrency 1-4 "
-                    "come out 19-24% fast; S8 needs a term of its own "
-                    "engine build (SGLang 0.4.10 ROCm), not refitted yet")
-
-
-@pytest.mark.xfail(strict=True, reason=S8_OUT_OF_BOUNDS)
 def test_the_mi300x_moe_rows_are_within_issue_24s_bounds(shipped):
-    """§6: DeepSeek-V3 on 8×MI300X (SGLang) at concurrency 1-64: baselines within 20%, MTP speedups within 15%."""
+    """§6: DeepSeek-V3 on 8×MI300X (SGLang) at concurrency 1-64: baselines within 20%, MTP speedups within 15%.
+    Out of them (19-24% fast at concurrency 1-4) while the all-reduce's latency was an 8 µs guess; fitted (15.6 µs),
+    back inside."""
     base, speedups = _moe_errors(shipped, ("8.mi300x.dsv3",))
     assert len(base) == 7 and len(speedups) == 7
     assert max(map(abs, base)) <= 0.20

@@ -10,7 +10,7 @@ import pytest
 from advisor.cli.app import main
 from advisor.errors import InputError
 from advisor.model.config_reader import spec_from_config
-from advisor.model.enginecost import calibrated_fields
+from advisor.model.enginecost import DEFAULT_ALLREDUCE_LATENCY_S, calibrated_fields
 from advisor.profiles import calibrated
 from advisor.profiles.calibrated import calibrations_dir, costs_for, newest_fit_on, read
 from advisor.profiles.catalog import load_hardware
@@ -129,10 +129,10 @@ def test_a_tp1_profile_at_a_larger_tp_takes_its_all_reduce_from_the_datasheet(tm
     _tp_folder(tmp_path, monkeypatch, {"tp1": 1})
     hw = load_hardware(HW)
     cost, _, source = costs_for(None, _tiny(), None, hw, tp=2)
-    # the CPU profile's interconnect_gbs is 1 (a placeholder), the latency EngineCost's default 8 µs
-    assert (cost.link_bandwidth, cost.allreduce_latency) == (1e9, 8e-6)
-    assert source.endswith("; measured at TP=1: its all-reduce from the datasheet (1 GB/s link, 8 µs per call), "
-                           "extrapolated to TP=2")
+    # the CPU profile's interconnect_gbs is 1 (a placeholder), the latency EngineCost's datasheet default
+    assert (cost.link_bandwidth, cost.allreduce_latency) == (1e9, DEFAULT_ALLREDUCE_LATENCY_S)
+    assert source.endswith(f"; measured at TP=1: its all-reduce from the datasheet (1 GB/s link, "
+                           f"{DEFAULT_ALLREDUCE_LATENCY_S * 1e6:g} µs per call), extrapolated to TP=2")
 
 
 def test_a_malformed_tp_size_is_one_line(tmp_path):

@@ -8,7 +8,7 @@ from advisor.errors import InputError
 from advisor.model.uncertainty import TARGET_REGIMES
 from advisor.profiles.calibrated import calibrations_dir
 from advisor.profiles.catalog import profiles_dir
-from advisor.profiles.model_error import FILE, datasheet, from_calibration
+from advisor.profiles.model_error import FILE, covered, datasheet, from_calibration
 
 
 def test_the_shipped_error_file_gives_every_regime_a_spread_from_its_rows():
@@ -40,3 +40,40 @@ def test_a_missing_error_file_is_one_line(tmp_path, monkeypatch):
             datasheet()
     finally:
         datasheet.cache_clear()
+
+
+@pytest.mark.xfail(strict=True, reason="issue 33: the AMD rows, predicted within a median 7% left out source by "
+                   "source, land inside the 80% interval 16 times of 17 (94%): the regimes' spreads are mostly the "
+                   "NVIDIA rows'")
+def test_the_shipped_interval_covers_70_to_90_percent_of_each_vendors_rows():
+    raw = json.loads((profiles_dir() / FILE).read_text())
+    # issue 33: left out of the fit source by source, the published rows of NVIDIA and of AMD GPUs each land inside
+    # the 80% interval 70-90% of the time
+    assert {vendor: 0.7 <= v["fraction"] <= 0.9 for vendor, v in raw["coverage_by_vendor"].items()} == {
+        "NVIDIA": True, "AMD": True}
+
+
+def _recommend(capsys, *flags):
+    from advisor.cli.app import main
+
+    assert main(["recommend", "--prompt-len", "500", "--out-len", "200", "--format", "json", *flags]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_an_answer_outside_the_published_rows_says_so_and_its_interval_widens(capsys):
+    inside = _recommend(capsys, "--gpu", "h100-sxm", "--target", "qwen3-30b-a3b", "--method", "eagle3")
+    outside = _recommend(capsys, "--gpu", "h100-sxm", "--target", "qwen3-30b-a3b", "--method", "eagle3",
+                         "--batch", "8")
+    assert not [n for n in inside["gpu_caveats"] if n.startswith("extrapolating")]
+    said = [n for n in outside["gpu_caveats"] if n.startswith("extrapolating: ")]
+    assert len(said) == 1 and "no published row of an MoE this sparse" in said[0], outside["gpu_caveats"]
+    from advisor.cli.app import main
+
+    flags = ["recommend", "--prompt-len", "500", "--out-len", "200", "--gpu", "h100-sxm", "--target", "qwen3-30b-a3b",
+             "--method", "eagle3"]
+    assert main([*flags, "--batch", "8"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    sigma = covered()[1]
+    assert f"extrapolating: σ at least {sigma:.2f}" in text  # the "how sure" line's cost error is the widened one
+    amd = _recommend(capsys, "--gpu", "mi300x", "--target", "llama-3.1-8b-instruct", "--method", "eagle3")
+    assert any("no published vLLM row on an AMD GPU" in n for n in amd["gpu_caveats"])
