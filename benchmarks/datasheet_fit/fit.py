@@ -124,8 +124,6 @@ def leave_one_source_out(table: list[Row], train: np.ndarray, fitted: dict) -> t
     return loso, values
 
 
-
-
 def extrapolated(table: list[Row], train: np.ndarray) -> np.ndarray:
     """Per row: its leave-one-source-out prediction leans on a parameter no other training source fixes, its
     engine's own terms (no other source ran that engine: `params.unseen_engine_terms` stand in) or its GPU kind's

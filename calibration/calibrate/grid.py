@@ -68,9 +68,17 @@ def shrink_to_budget(grid: Grid, models: dict, cost, repeats: int, budget: float
     return grid, seconds
 
 
-def resized(largest: Grid, models: dict, cost, repeats: int, budget: float, ratio: float) -> tuple[Grid, float]:
-    """The grid for `budget` when every point takes `ratio` × its planned time, and its estimated seconds."""
+def resized(largest: Grid, models: dict, cost, repeats: int, budget: float, ratio: float,
+            ceiling: Grid | None = None) -> tuple[Grid, float]:
+    """The grid for `budget` when every point takes `ratio` × its planned time, and its estimated seconds; never
+    past `ceiling` in batch or context (the grid the running engine was opened for: its max_model_len and KV
+    cache hold that one and no more; a run whose points came out faster than planned keeps it)."""
     grid, seconds = shrink_to_budget(largest, models, cost, repeats, budget / ratio)
+    if ceiling is not None and (grid.max_batch > ceiling.max_batch or grid.max_context > ceiling.max_context):
+        capped = replace(grid, max_batch=min(grid.max_batch, ceiling.max_batch),
+                         max_context=min(grid.max_context, ceiling.max_context))
+        grid = capped if fittable(capped, models) else ceiling
+        seconds = grid.estimate(models, cost, repeats)
     return grid, seconds * ratio
 
 

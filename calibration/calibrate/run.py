@@ -81,7 +81,7 @@ def run_calibration(*, target: str, draft: str | None, dummy_weights: bool, max_
     prof.save(profile, path)
 
     def replan(ratio: float) -> bool:
-        new, total = resized(largest, specs, cost, repeats, budget_seconds, ratio)
+        new, total = resized(largest, specs, cost, repeats, budget_seconds, ratio, ceiling=Grid(**profile.settings))
         changed = new != Grid(**profile.settings)
         print(f"measured {PROBE_SAMPLES} points at {ratio:.2g}x their planned time: about {total:.0f} s of engine "
               "time" + (f" with the grid re-sized to batch <= {new.max_batch}, context <= {new.max_context}"

@@ -86,6 +86,25 @@ def test_a_slow_model_gets_a_grid_resized_to_the_budget(tmp_path, monkeypatch, c
                                                                                  else "draft"))
 
 
+def test_a_fast_first_measurement_never_grows_the_grid_past_the_running_engines():
+    """The engine was opened for the first grid (its max_model_len, its KV cache): a re-size that the measured
+    speed would let grow past it keeps within it. A clean CI run of the docs' MoE calibration (--budget-seconds
+    150) grew context 512 -> 1024 on an engine holding 588 tokens, and vLLM refused the 1024-token prompt."""
+    from advisor.profiles.catalog import load_model
+    from calibration.calibrate import machine
+    from calibration.calibrate.grid import resized
+
+    cost, _ = machine.planning_cost("cpu", on_cpu=True)
+    specs = {"target": load_model("tiny-llama-target"), "draft": load_model("tiny-llama-draft")}
+    largest = Grid(max_batch=16, max_context=1024, max_k=3, dummy_weights=True, seed=0)
+    running = Grid(max_batch=16, max_context=512, max_k=3, dummy_weights=True, seed=0)
+    grown, _ = resized(largest, specs, cost, 3, 1e6, 0.01)  # points far faster than planned: the largest grid
+    assert grown.max_context == 1024
+    kept, seconds = resized(largest, specs, cost, 3, 1e6, 0.01, ceiling=running)
+    assert (kept.max_batch, kept.max_context) == (16, 512) and seconds == pytest.approx(
+        running.estimate(specs, cost, 3) * 0.01)
+
+
 def test_extra_rounds_stop_before_the_budget():
     assert budget.another_round_fits(10.0, 2, 15.0) and not budget.another_round_fits(10.0, 2, 14.9)
     assert measure.next_round([3, 3], seconds=9.0, repeats=3, min_seconds=60.0, budget=10.0) is None
