@@ -42,7 +42,7 @@ def test_a_missing_error_file_is_one_line(tmp_path, monkeypatch):
         datasheet.cache_clear()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 33: the AMD rows, predicted within a median 7% left out source by "
+@pytest.mark.xfail(strict=True, reason="issue 33: the AMD rows, predicted within a median 6.3% left out source by "
                    "source, land inside the 80% interval 16 times of 17 (94%): the regimes' spreads are mostly the "
                    "NVIDIA rows'")
 def test_the_shipped_interval_covers_70_to_90_percent_of_each_vendors_rows():
