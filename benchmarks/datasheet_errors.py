@@ -122,16 +122,28 @@ MOE_MAX_BATCH = max(c for c, *_ in df.sources.MI300X_MTP + df.sources.HY3_H20_TP
 MAX_CONTEXT = 5000 + 1024
 
 
+def _median_abs(residuals: np.ndarray) -> float:
+    """Median |published / LOSO − 1| of log residuals r = log(published / LOSO), rounded for the file."""
+    return round(float(np.median(np.abs(np.expm1(-residuals)))), 4)
+
+
+def _label(row) -> str:
+    """A source as the report names it: "S5: vLLM 0.6.3, A40" (its id, and what its title's parentheses say)."""
+    return f"{row.source_id}: {row.source[row.source.rfind('(') + 1:-1]}"
+
+
+def _by(table, key) -> dict:
+    """{key(row): {source id: its label}} over the rows whose key is not None."""
+    out: dict = {}
+    for row in table:
+        if (k := key(row)) is not None:
+            out.setdefault(k, {})[row.source_id] = _label(row)
+    return out
+
+
 def covered(table) -> dict:
     """profiles/model-error.json's "covered": what a vLLM answer must stay inside not to extrapolate."""
-    kinds: dict = {}
-    for row in table:
-        kind = df.sources.OWN_KIND.get(row.source_id)
-        if kind:
-            kinds.setdefault(kind, {})[row.source_id] = f"{row.source_id}: {row.source[row.source.rfind('(') + 1:-1]}"
-    engines: dict = {}
-    for row in table:
-        engines.setdefault(row.engine, {})[row.source_id] = f"{row.source_id}: {row.source[row.source.rfind('(') + 1:-1]}"
+    kinds, engines = _by(table, lambda row: df.sources.OWN_KIND.get(row.source_id)), _by(table, lambda row: row.engine)
     return {"one_source_kinds": {k: next(iter(v.values())) for k, v in kinds.items() if len(v) == 1},
             "engine_vendors": {e: sorted({"amd" if s in AMD_SOURCES else "nvidia" for s in v})
                                for e, v in engines.items()},
@@ -156,6 +168,7 @@ def compute(fits: Path | None = None) -> dict:
     r = np.log(published / np.maximum(loso, 1e-30))
     kinds = np.array([regime(row, df.SHIPPED, x) for row, x in zip(table, extrapolating)])  # `recommend`'s ridge
     sources = np.array([row.source_id for row in table])
+    engines = np.array([row.engine for row in table])
     all_rows = np.ones(len(table), bool)
     spread = sigmas(r, kinds, all_rows)
     inside, strict = coverage(r, kinds), coverage(r, kinds, sources)
@@ -164,7 +177,7 @@ def compute(fits: Path | None = None) -> dict:
         mine = kinds == name
         per_regime[name] = {
             "sigma_log": round(spread[name], 4), "rows": int(mine.sum()),
-            "median_abs_error": round(float(np.median(np.abs(np.expm1(-r[mine])))), 4) if mine.any() else None,
+            "median_abs_error": _median_abs(r[mine]) if mine.any() else None,
             "pooled": bool(mine.sum() < MIN_ROWS), "coverage": round(float(inside[mine].mean()), 3) if mine.any()
             else None, "coverage_source_out": round(float(strict[mine].mean()), 3) if mine.any() else None}
     return {
@@ -174,11 +187,10 @@ def compute(fits: Path | None = None) -> dict:
                 "prediction, from its leave-one-source-out residuals over ../shared/reference/gpu-measurements.md",
         "level": LEVEL, "long_context_tokens": LONG_CONTEXT, "compute_bound_ridge_share": COMPUTE_BOUND,
         "regimes": per_regime, "covered": covered(table),
-        "engines": {e: {"sources": sorted({row.source_id for row in table if row.engine == e}, key=lambda s: int(s[1:])),
-                        "loso_median": round(float(np.median(np.abs(np.expm1(-r[[row.engine == e for row in table]])))), 4)}
-                    for e in dict.fromkeys(row.engine for row in table)},
-        "loso_both_stages_median": round(float(np.median(np.abs(np.expm1(-r)))), 4),
-        "source_median_abs_error": {s: round(float(np.median(np.abs(np.expm1(-r[sources == s])))), 4)
+        "engines": {e: {"sources": list(v), "loso_median": _median_abs(r[engines == e])}
+                    for e, v in _by(table, lambda row: row.engine).items()},
+        "loso_both_stages_median": _median_abs(r),
+        "source_median_abs_error": {s: _median_abs(r[sources == s])
                                     for s in sorted(set(sources), key=lambda s: int(s[1:]))},
         "coverage": {"level": LEVEL, "rows": len(table), "inside": int(inside.sum()),
                      "fraction": round(float(inside.mean()), 3),
@@ -190,7 +202,7 @@ def compute(fits: Path | None = None) -> dict:
                      "source_out_how": "the same, sigma of its regime estimated without its own source's rows"},
         "coverage_by_vendor": {vendor: {"rows": int(mask.sum()), "fraction": round(float(inside[mask].mean()), 3),
                                         "source_out_fraction": round(float(strict[mask].mean()), 3),
-                                        "loso_median": round(float(np.median(np.abs(np.expm1(-r[mask])))), 4)}
+                                        "loso_median": _median_abs(r[mask])}
                                for vendor, mask in vendors(table).items()},
         "rows": [{"id": row.id, "source": row.source_id, "regime": str(kind), "log_residual": round(float(x), 4),
                   "inside": bool(ok), "inside_source_out": bool(ok2)}

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from advisor.model.engines import ENGINES, VLLM
 from advisor.model.uncertainty import CostError
 
@@ -66,5 +64,5 @@ def reasons(covered: Covered, *, kind: str, vendor: str, moe: bool, active_b: fl
 def widened(err: CostError, sigma: float) -> CostError:
     """The cost error of an extrapolating answer: every regime's σ at least `sigma` (log units), the spread of the
     published rows the fit predicted from parameters no other source fixed."""
-    wider = {name: float(np.maximum(s, sigma)) for name, s in err.sigma.items()}
+    wider = {name: max(float(s), sigma) for name, s in err.sigma.items()}
     return replace(err, sigma=wider, source=f"{err.source}; extrapolating: σ at least {sigma:.2f}")

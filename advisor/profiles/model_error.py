@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
+from pathlib import Path
 
 from advisor.errors import InputError
 from advisor.model.enginecost import is_cpu
@@ -24,8 +27,9 @@ FILE = "model-error.json"
 DATASHEET = "datasheet"  # --calibration datasheet: the datasheet costs even where a calibration would apply
 
 
-def _raw() -> dict:
-    path = profiles_dir() / FILE
+@cache
+def _read(path: Path) -> dict:
+    """profiles/model-error.json, parsed once per process (the regimes' spreads, the coverage, the engines)."""
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError) as exc:
@@ -33,18 +37,24 @@ def _raw() -> dict:
                          "benchmarks/datasheet_errors.py") from None
 
 
+@contextmanager
+def _file() -> Iterator[dict]:
+    """The error file's content, for a block that reads fields of it: a field missing or of the wrong type is one
+    InputError line, as a missing file is."""
+    path = profiles_dir() / FILE
+    try:
+        yield _read(path)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"{path} is not a {KIND} file ({exc}): reinstall the package, or rerun "
+                         "benchmarks/datasheet_errors.py") from None
+
+
 @cache
 def datasheet() -> CostError:
     """The datasheet defaults' error by regime (profiles/model-error.json); InputError (one line) if unreadable."""
-    path = profiles_dir() / FILE
-    try:
-        raw = _raw()
-        regimes = raw["regimes"]
-        sigma = {name: float(regimes[name]["sigma_log"]) for name in (*TARGET_REGIMES, "drafter")}
+    with _file() as raw:
+        sigma = {name: float(raw["regimes"][name]["sigma_log"]) for name in (*TARGET_REGIMES, "drafter")}
         long_context, compute_bound = float(raw["long_context_tokens"]), float(raw["compute_bound_ridge_share"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"{path} is not a {KIND} file ({exc}): reinstall the package, or rerun "
-                         "benchmarks/datasheet_errors.py") from None
     return CostError(sigma, f"datasheet fit, leave-one-source-out ({FILE})", "datasheet", long_context,
                      compute_bound)
 
@@ -53,28 +63,19 @@ def datasheet() -> CostError:
 def covered() -> tuple[Covered, float]:
     """What the datasheet fit's published rows cover, and the σ (log) of the rows it predicted from parameters no
     other source fixed (profiles/model-error.json: "covered", the "extrapolating" regime)."""
-    path = profiles_dir() / FILE
-    try:
-        raw = _raw()
+    with _file() as raw:
         c = raw["covered"]
         return (Covered(dict(c["one_source_kinds"]), {e: tuple(v) for e, v in c["engine_vendors"].items()},
                         dict(c["one_source_engines"]), float(c["moe_min_active_b"]), int(c["moe_max_batch"]),
                         int(c["max_context"])),
                 float(raw["regimes"]["extrapolating"]["sigma_log"]))
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"{path} is not a {KIND} file ({exc}): reinstall the package, or rerun "
-                         "benchmarks/datasheet_errors.py") from None
 
 
 def engine_note(slug: str) -> str:
     """The report's line for an engine other than vLLM: its terms, what they stand on, how well its rows are
     predicted with each source left out (profiles/model-error.json, "engines")."""
-    e = ENGINES[slug]
-    try:
-        loso = float(_raw()["engines"][slug]["loso_median"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"{profiles_dir() / FILE} is not a {KIND} file ({exc}): reinstall the package, or rerun "
-                         "benchmarks/datasheet_errors.py") from None
+    with _file() as raw:
+        e, loso = ENGINES[slug], float(raw["engines"][slug]["loso_median"])
     return (f"engine: {e.name}'s own terms in place of vLLM's ({terms_in_words(slug)}), fitted on its rows in "
             f"{', '.join(e.sources)}; those rows, each source left out of the fit, were predicted within a median "
             f"{loso:.1%} (docs/datasheet-fit.md); the flags printed are vLLM's")

@@ -9,6 +9,7 @@ import math
 import numpy as np
 from scipy.optimize import least_squares
 
+from advisor.model.engines import VLLM
 from calibration.calibrate.fit import LOSS_SCALE, outliers
 
 from .params import PRIOR_WEIGHT, PRIORS, STAGE_ONE, STAGE_TWO, for_engine, range_residuals, unseen_engine_terms
@@ -117,8 +118,8 @@ def leave_one_source_out(table: list[Row], train: np.ndarray, fitted: dict) -> t
             seen_by_stage_one = any(r.vllm_v1 for r, u in zip(table, inside) if u)
             held = None if seen_by_stage_one else {**PRIORS, **first_stage_values}
             values[s], _ = fit_stages(table, train & ~inside, start=fitted, held=held)
-            seen = {r.engine for r, u in zip(table, train & ~inside) if u} - {"vllm"}
-            for engine in {r.engine for r, u in zip(table, inside) if u} - seen - {"vllm"}:
+            seen = {r.engine for r, u in zip(table, train & ~inside) if u} - {VLLM}
+            for engine in {r.engine for r, u in zip(table, inside) if u} - seen - {VLLM}:
                 values[s] = {**values[s], **unseen_engine_terms(values[s], engine, seen)}
             loso[inside] = predictions([r for r, u in zip(table, inside) if u], values[s])
     return loso, values
@@ -132,7 +133,7 @@ def extrapolated(table: list[Row], train: np.ndarray) -> np.ndarray:
     for r in table:
         others = {(o.engine, OWN_KIND.get(o.source_id)) for o, u in zip(table, train)
                   if u and o.source_id != r.source_id}
-        engine_alone = r.engine != "vllm" and r.engine not in {e for e, _ in others}
+        engine_alone = r.engine != VLLM and r.engine not in {e for e, _ in others}
         kind = OWN_KIND.get(r.source_id)
         out.append(engine_alone or (kind is not None and kind not in {k for _, k in others}))
     return np.array(out)
