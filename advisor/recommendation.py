@@ -135,6 +135,7 @@ class Inputs(_Closed):
     acceptance_notes: tuple[str, ...]  # caveats (e.g. a temperature extrapolation)
     cost_ratio: float | None  # expert override: draft step time / target decode step time
     acceptance_prior: PriorOut | None  # the prior's origin; null when acceptance was measured
+    engine: str  # whose per-step terms priced the steps: vllm (the default) | sglang | trtllm (--engine)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,4 +264,4 @@ def _inputs(a: Advice) -> Inputs:
         acceptance_source=acc.source, acceptance_notes=tuple(acc.notes), cost_ratio=optional(float, setup.cost_ratio),
         acceptance_prior=None if acc.origin is None else PriorOut(
             kind=acc.origin.kind, drafter=acc.origin.drafter, task=acc.origin.task, published=acc.origin.published,
-            sources=tuple(acc.origin.sources)))
+            sources=tuple(acc.origin.sources)), engine=s.engine)

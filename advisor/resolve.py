@@ -9,7 +9,7 @@ from advisor.methods import TEXT_LOOKUP, canonical
 from advisor.model.borrowed import caveats, mark
 from advisor.model.diagnosis import misserved_head, past_trained_context
 from advisor.model.drafters import mtp_head
-from advisor.model.enginecost import EngineCost
+from advisor.model.enginecost import EngineCost, is_cpu
 from advisor.model.engines import ENGINES, SERVED, VLLM, priced_for
 from advisor.model.hardware import Hardware
 from advisor.model.modelspec import ModelSpec
@@ -185,7 +185,7 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
     notes += (outside,) if outside else ()
     return Scenario(setup=setup, hardware=hw, acceptance=acc, prompt_len=prompt_len, out_len=out_len, batch=batch,
                     temperature=temperature, k=k, gpu_memory_utilization=gpu_memory_utilization, cost_source=source,
-                    k_limit=k_limit, cost_error=cost_error, gpu_caveats=notes)
+                    k_limit=k_limit, cost_error=cost_error, gpu_caveats=notes, engine=engine)
 
 
 def check_engine(engine: str, calibration: str | None) -> None:
@@ -233,4 +233,5 @@ def engine_costs(hw: Hardware, target: ModelSpec, draft: ModelSpec | None, calib
     streams, computes = cost.bandwidth / hw.bandwidth_bytes_per_s, cost.flops / hw.peak_flops(compute)
     return cost, draft_cost, (
         f"datasheet roofline ({hw.name}: {hw.memory_bandwidth_gbs:g} GB/s{mark(hw, 'memory_bandwidth_gbs')} x "
-        f"{streams:.2g}, {peak} x {computes:.2g}; run `specadvisor calibrate` for measured costs)"), datasheet()
+        f"{streams:.2g}, {peak} x {computes:.2g}; run `specadvisor calibrate` for measured costs)"), datasheet(
+        None if is_cpu(hw) else hw.vendor)

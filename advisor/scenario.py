@@ -9,6 +9,7 @@ import numpy as np
 from advisor.errors import InputError
 from advisor.methods import TEXT_LOOKUP
 from advisor.model.acceptance import Acceptance
+from advisor.model.engines import VLLM
 from advisor.model.hardware import Hardware
 from advisor.model.speculative import Setup
 from advisor.model.truncation import tokens_per_step
@@ -32,6 +33,7 @@ class Scenario:
     cost_error: CostError | None = None  # the step-time prediction's own error (None: taken as exact)
     # what the answer takes for the GPU beyond its sources and measurements (advisor.model.borrowed.caveats)
     gpu_caveats: tuple[str, ...] = ()
+    engine: str = VLLM  # whose per-step terms the costs carry (advisor.model.engines: recommend --engine)
 
     def __post_init__(self) -> None:
         if self.prompt_len < 1 or self.out_len < 1:

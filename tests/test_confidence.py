@@ -29,7 +29,7 @@ def _widened(err: CostError, factor: float) -> CostError:
 
 def test_the_verdict_goes_marginal_when_only_the_cost_error_grows_and_back_with_a_calibration():
     s = _scenario()
-    assert s.cost_error == datasheet()
+    assert s.cost_error == datasheet("nvidia")
     shipped = advise(s)
     assert shipped.verdict == "enable"
     k = shipped.best_k

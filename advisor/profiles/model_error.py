@@ -49,26 +49,34 @@ def _file() -> Iterator[dict]:
                          "benchmarks/datasheet_errors.py") from None
 
 
+def _sigma(regime: dict, vendor: str | None) -> float:
+    """A regime's σ (log) for a GPU of `vendor`: that vendor's rows' own where the file gives one ("by_vendor": where
+    the regime holds enough of them beside another vendor's), else the regime's over all rows."""
+    own = regime.get("by_vendor", {}).get(vendor)
+    return float(own["sigma_log"] if own else regime["sigma_log"])
+
+
 @cache
-def datasheet() -> CostError:
-    """The datasheet defaults' error by regime (profiles/model-error.json); InputError (one line) if unreadable."""
+def datasheet(vendor: str | None = None) -> CostError:
+    """The datasheet defaults' error by regime (profiles/model-error.json), on a GPU of `vendor` ("nvidia", "amd";
+    None: every vendor's rows); InputError (one line) if unreadable."""
     with _file() as raw:
-        sigma = {name: float(raw["regimes"][name]["sigma_log"]) for name in (*TARGET_REGIMES, "drafter")}
+        sigma = {name: _sigma(raw["regimes"][name], vendor) for name in (*TARGET_REGIMES, "drafter")}
         long_context, compute_bound = float(raw["long_context_tokens"]), float(raw["compute_bound_ridge_share"])
     return CostError(sigma, f"datasheet fit, leave-one-source-out ({FILE})", "datasheet", long_context,
                      compute_bound)
 
 
 @cache
-def covered() -> tuple[Covered, float]:
+def covered(vendor: str | None = None) -> tuple[Covered, float]:
     """What the datasheet fit's published rows cover, and the σ (log) of the rows it predicted from parameters no
-    other source fixed (profiles/model-error.json: "covered", the "extrapolating" regime)."""
+    other source fixed, on a GPU of `vendor` (profiles/model-error.json: "covered", the "extrapolating" regime)."""
     with _file() as raw:
         c = raw["covered"]
         return (Covered(dict(c["one_source_kinds"]), {e: tuple(v) for e, v in c["engine_vendors"].items()},
                         dict(c["one_source_engines"]), float(c["moe_min_active_b"]), int(c["moe_max_batch"]),
                         int(c["max_context"])),
-                float(raw["regimes"]["extrapolating"]["sigma_log"]))
+                _sigma(raw["regimes"]["extrapolating"], vendor))
 
 
 def engine_note(slug: str) -> str:
@@ -89,7 +97,7 @@ def extrapolating(err: CostError, hw: Hardware, target: ModelSpec, batch: int,
     docs/validation.md's)."""
     if err.kind != "datasheet" or is_cpu(hw):
         return err, None
-    cover, sigma = covered()
+    cover, sigma = covered(hw.vendor)
     said = reasons(cover, kind=gpu_kind(hw.gddr, generation(hw)), vendor=hw.vendor, moe=target.num_experts > 1,
                    active_b=target.active_params / 1e9, batch=batch, context=context, engine=engine)
     if not said:

@@ -60,16 +60,33 @@ def test_sigma_is_the_spread_whose_80_percent_interval_holds_80_percent(errors):
     r = np.random.default_rng(1).normal(0.0, 0.2, 20_000)
     assert errors.sigma_of(r) == pytest.approx(0.2, rel=0.03)
     kinds = np.array(["drafter"] * 10)
-    inside = errors.coverage(np.linspace(-1, 1, 10), kinds)
+    inside = errors.coverage(np.linspace(-1, 1, 10), kinds, np.array(["nvidia"] * 10))
     assert inside.mean() == pytest.approx(0.8, abs=0.1)
 
 
 def test_the_stricter_coverage_judges_each_row_by_the_other_sources_rows(errors):
     r = np.array([0.01, -0.02, 0.03, 0.5, -0.6, 0.7])
     kinds, sources = np.array(["drafter"] * 6), np.array(["S1"] * 3 + ["S2"] * 3)
-    assert errors.coverage(r, kinds).tolist() == [True] * 5 + [False]  # sigma from all six: only 0.7 is out
+    vendor = np.array(["nvidia"] * 6)
+    assert errors.coverage(r, kinds, vendor).tolist() == [True] * 5 + [False]  # sigma from all six: only 0.7 is out
     # S1's rows under S2's wide sigma, S2's under S1's narrow one
-    assert errors.coverage(r, kinds, sources).tolist() == [True] * 3 + [False] * 3
+    assert errors.coverage(r, kinds, vendor, sources).tolist() == [True] * 3 + [False] * 3
+
+
+def test_a_vendor_with_enough_rows_beside_another_vendors_gets_its_own_spread(errors):
+    n = errors.VENDOR_MIN_ROWS
+    # a regime of n narrow AMD rows beside n wide NVIDIA ones: each vendor's rows judged by their own spread
+    r = np.concatenate([np.linspace(-0.05, 0.05, n), np.linspace(-0.5, 0.5, n)])
+    kinds, vendor = np.array(["moe"] * 2 * n), np.array(["amd"] * n + ["nvidia"] * n)
+    spread = errors.sigmas(r, kinds, np.ones(2 * n, bool), vendor)["moe"]
+    assert spread["amd"] < spread[errors.ALL] < spread["nvidia"]
+    assert errors.coverage(r, kinds, vendor).tolist() == errors.coverage(r[:n], kinds[:n], vendor[:n]).tolist() + \
+        errors.coverage(r[n:], kinds[n:], vendor[n:]).tolist()
+    # one row fewer: the regime's spread for both
+    few = errors.sigmas(r[1:], kinds[1:], np.ones(2 * n - 1, bool), vendor[1:])["moe"]
+    assert set(few) == {errors.ALL, "nvidia"}
+    # a vendor alone in a regime has no spread of its own: it is the regime's
+    assert set(errors.sigmas(r[n:], kinds[n:], np.ones(n, bool), vendor[n:])["moe"]) == {errors.ALL}
 
 
 def test_the_coverage_section_is_replaced_not_repeated(errors):

@@ -41,6 +41,7 @@ def test_recommend_prices_sglang_with_its_own_terms_and_says_so(capsys):
     said = [n for n in sglang["gpu_caveats"] if n.startswith("engine: SGLang's own terms")]
     assert len(said) == 1 and "S2, S4, S8, S10" in said[0], sglang["gpu_caveats"]
     assert not [n for n in vllm["gpu_caveats"] if n.startswith("engine:")]
+    assert (vllm["inputs"]["engine"], sglang["inputs"]["engine"]) == ("vllm", "sglang")  # a script can tell them apart
 
 
 def test_an_engine_that_one_source_priced_extrapolates(capsys):
