@@ -19,7 +19,7 @@ from advisor.model.truncation import alpha_for_tokens_per_step
 from advisor.model.uncertainty import cost_factors
 from advisor.schedule import SchedulePrice, decode_speedups, price_schedule, schedule
 from advisor.scenario import Scenario
-from advisor.verdict import Check, checks, decide
+from advisor.verdict import Check, checks, decide, fastest
 from advisor.vllm import MAX_K, MAX_SCHEDULE_BATCH
 
 K_TABLE = MAX_K  # the per-k table runs k = 0..MAX_K: the k the advisor may choose are those --k accepts
@@ -83,12 +83,13 @@ def candidates(s: Scenario, ks: np.ndarray) -> np.ndarray:
 
 
 def choose_k(e2e: np.ndarray, throughput: np.ndarray, allowed: np.ndarray) -> np.ndarray:
-    """The k with the best end-to-end gain among the allowed ones that gain at all, preferring those that keep
-    throughput (the draft's memory can cost concurrency); 0 where none gains. Broadcasts over leading axes."""
+    """The k with the best end-to-end gain among the allowed ones that gain at all (the smallest among ties,
+    `verdict.fastest`), preferring those that keep throughput (the draft's memory can cost concurrency); 0 where
+    none gains. Broadcasts over leading axes."""
     gains = allowed & (e2e > 1.0)
     keeps = gains & (throughput >= 1.0)
     pool = np.where(keeps.any(axis=-1, keepdims=True), keeps, gains)
-    return np.where(pool.any(axis=-1), np.where(pool, e2e, -np.inf).argmax(axis=-1), 0)
+    return np.where(pool.any(axis=-1), fastest(np.where(pool, e2e, -np.inf)), 0)
 
 
 def mean_waves(batch, conc) -> np.ndarray:
@@ -234,7 +235,9 @@ def advise(s: Scenario) -> Advice:
     dynamic = s.k is None and verdict != "disable" and best_k > 0
     span = int(np.clip(limit, 1, MAX_SCHEDULE_BATCH))
     pasted = schedule(setup, E, s.context, ks[allowed], span, pin=(int(conc[best_k]), best_k)) if dynamic else []
-    price = price_schedule(setup, E, s.context, pasted, best_k, span) if len({r[2] for r in pasted}) > 1 else None
+    if len({r[2] for r in pasted}) < 2:
+        pasted = []  # one k at every batch the server runs is a plain num_speculative_tokens (`vllm.speculative_dict`)
+    price = price_schedule(setup, E, s.context, pasted, best_k, span) if pasted else None
     if price is not None and not price.pays:
         pasted = []  # one plain num_speculative_tokens serves as well (`advisor.schedule`)
     return Advice(

@@ -29,7 +29,7 @@ from advisor.model.scale import (
 )
 from advisor.model.speculative import Setup
 from advisor.scenario import Scenario
-from advisor.verdict import rule
+from advisor.verdict import fastest, rule
 from advisor.vllm import async_scheduling_default
 from advisor.vllm_parallel import DBO_DECODE_TOKEN_THRESHOLD, DP_SYNCS_DRAFTER, requests_per_rank_cap
 
@@ -158,8 +158,10 @@ def advise_scale(s: Scenario, d: Deployment, dbo_overlap: float = DBO_OVERLAP) -
                         decode_tokens_per_gpu=_rate(s, d, mean, float(per_alpha[0][k]), step, 0.0),
                         tokens_per_gpu=rates[0], gain=gains[0], gain_low=min(gains[1:]), gain_high=max(gains[1:])))
     running = [r for r in rows if r.k > 0 and r.padded_requests > 0 and r.k <= max(K_TABLE, s.k or 0)]
-    best = next((r for r in rows if r.k == s.k), None) if s.k is not None else max(running, key=lambda r: r.gain,
-                                                                                      default=None)
+    if s.k is not None:
+        best = next((r for r in rows if r.k == s.k), None)
+    else:  # the largest gain, the smallest k among ties (advisor.verdict.fastest)
+        best = running[int(fastest(np.array([r.gain for r in running])))] if running else None
     # the one decision rule (advisor.verdict.rule) on the gain per decode GPU at the deployment's concurrency, which
     # at a fixed concurrency is also each request's decode speedup; an n-gram prior is at most marginal
     runs = best is not None and best.k > 0 and best.padded_requests > 0

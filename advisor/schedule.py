@@ -16,6 +16,7 @@ import numpy as np
 
 from advisor.model.costmodel import step_time
 from advisor.model.speculative import Setup, tpot_speedup
+from advisor.verdict import fastest
 from advisor.vllm import FULL_GRAPH_DRAFTERS, GRAPH_MEMORY_FLOOR, decode_graph_sizes, schedule_graph_mode, v2_runner
 
 # The decode gain a schedule must show over one k, at some batch, to be pasted: validate's tolerance for the right k
@@ -30,7 +31,7 @@ def schedule(setup: Setup, E: np.ndarray, context: float, ks: np.ndarray, max_ba
     neighbour), so what runs there is what the report says."""
     batches = np.arange(1, max_batch + 1, dtype=float)
     speed = decode_speedups(setup, E, batches, context, ks)
-    best = np.where(speed.max(axis=1) > 1.0, ks[speed.argmax(axis=1)], 0)
+    best = np.where(speed.max(axis=1) > 1.0, ks[fastest(speed, axis=1)], 0)
     batch, k = pin
     if 1 <= batch <= max_batch:
         best[batch - 1] = k

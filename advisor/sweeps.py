@@ -18,7 +18,7 @@ from advisor.model.speculative import request_times, tpot_speedup, tpot_speedup_
 from advisor.model.truncation import tokens_per_step
 from advisor.model.uncertainty import band
 from advisor.scenario import Scenario
-from advisor.verdict import rule
+from advisor.verdict import fastest, rule
 from advisor.vllm import lookahead_slots
 
 PLOT_KS = np.arange(1, 9)  # the draft lengths drawn as curves: vLLM users rarely go past 8
@@ -74,7 +74,7 @@ def batch_sweep(a: Advice, ks: np.ndarray = PLOT_KS, max_batch: int | None = Non
     all_ks = np.arange(1, K_TABLE + 1)
     every = tpot_speedup(s.setup, s.tokens_per_step(all_ks)[:, None], all_ks[:, None], batches[None, :], s.context)
     gains = every.max(axis=0) > 1.0
-    best = every.argmax(axis=0)
+    best = fastest(every, axis=0)
     pick = lambda x: np.take_along_axis(x, best[None, :], axis=0)[0]  # noqa: E731
     ends = [pick(tpot_speedup(s.setup, s.tokens_per_step(all_ks, alpha)[:, None], all_ks[:, None],
                               batches[None, :], s.context)) for alpha in (s.acceptance.low, s.acceptance.high)]

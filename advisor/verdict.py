@@ -27,6 +27,10 @@ DECODE_SHARE_OK = 0.5  # below this, prefill dominates the request and caps what
 SYNC_WINDOW = ("more requests fit with speculation than without: vLLM turns async scheduling off for this method, "
                "halving the in-flight tokens a sliding-window layer must hold room for")
 VERDICTS = ("disable", "marginal", "enable")
+# Draft lengths whose central gains differ by under this share are a tie, settled for the smaller k: the report prints
+# gains to two decimals (a 1.36x beside a 1.36x reads equal), and the smaller k drafts and verifies fewer tokens,
+# leans on fewer positions' acceptance (its interval is narrower) and loses less when the batch grows.
+K_TIE = 0.005
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +38,13 @@ class Check:
     name: str  # predictability | vram | concurrency | decode_share
     ok: bool
     detail: str
+
+
+def fastest(gains: np.ndarray, axis: int = -1) -> np.ndarray:
+    """The index of the largest gain along `axis` (draft lengths in ascending order), the first of those within K_TIE
+    of it: the smallest k among ties. Broadcasts; -inf marks a k not to choose."""
+    top = np.max(gains, axis=axis, keepdims=True)
+    return np.argmax(gains >= top * (1.0 - K_TIE), axis=axis)
 
 
 def rule(point, low, throughput, ceiling: str = "enable") -> np.ndarray:

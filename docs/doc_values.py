@@ -37,7 +37,7 @@ from advisor.model.temperature import TEMPERATURE_SLOPE
 from advisor.profiles.catalog import load_model, names
 from advisor.review.evaluate import review, totals
 from advisor.review.plan import load_plan
-from advisor.verdict import ENABLE_THRESHOLD
+from advisor.verdict import ENABLE_THRESHOLD, K_TIE
 from calibration.calibrate.budget import PROBE_SAMPLES
 from calibration.calibrate.fit import MAX_HELDOUT_MEDIAN_ERROR
 
@@ -240,6 +240,7 @@ VALUES = {
     "model.host_step_us": lambda: f"{enginecost.DEFAULT_HOST_STEP_S * 1e6:.0f}",
     "model.host_seq_us": lambda: f"{enginecost.DEFAULT_HOST_SEQ_S * 1e6:.0f}",
     "schedule.min_gain": lambda: f"{SCHEDULE_MIN_GAIN:.0%}",
+    "rule.k_tie": lambda: f"{K_TIE:.1%}",
     "truncation.k4": lambda: _pct(max(_cut_last_step(np.linspace(0, 0.99, 100), k) for k in range(1, 5))),
     "truncation.k8": lambda: _pct(_cut_last_step(0.9, 8)),
     "datasheet.rows": lambda: _datasheet_fit()[0],

@@ -55,7 +55,7 @@ def test_a_schedule_that_does_not_pay_is_not_pasted(lookups):
     assert price_schedule(v1, E, 1500.0, runs, k, 256).one_stream < 0.0
     pasted = []
     for method, task, gpu, prompt, out in (("draft_model", None, "h100-sxm", 1000, 300),
-                                           ("draft_model", None, "rtx-pro-6000-blackwell", 8000, 200),
+                                           ("draft_model", None, "h100-sxm", 200, 2000),
                                            ("ngram", "code", "h100-sxm", 1000, 300),
                                            ("suffix", "code", "h100-sxm", 1000, 300)):
         s = build_scenario(method=method, gpu=gpu, batch=8, prompt_len=prompt, out_len=out,
@@ -66,4 +66,8 @@ def test_a_schedule_that_does_not_pay_is_not_pasted(lookups):
         assert bool(a.schedule) == (price.gain >= SCHEDULE_MIN_GAIN) == price.pays, method
         assert price.runner == ("v1" if method == "suffix" else "v2")
         pasted.append(bool(a.schedule))
-    assert pasted == [True, False, True, True]  # the README's default: +0.6% at best, one plain k pasted
+    assert pasted == [True, False, True, True]  # long outputs: +2.2% at best, one plain k pasted
+    # the README's default: one k (2) at every batch the server runs: no schedule, nothing to price
+    a = advise(build_scenario(method="draft_model", gpu="rtx-pro-6000-blackwell", batch=8, prompt_len=8000,
+                              out_len=200, acceptance=AcceptanceInput()))
+    assert a.best_k > 0 and a.schedule == [] and a.schedule_price is None

@@ -16,7 +16,7 @@ from advisor.errors import InputError
 from advisor.model.speculative import tpot_speedup
 from advisor.recommendation import from_advice
 from advisor.resolve import AcceptanceInput, build_scenario
-from advisor.verdict import ENABLE_THRESHOLD
+from advisor.verdict import ENABLE_THRESHOLD, K_TIE, fastest
 
 
 def recommend(*args: str) -> dict:
@@ -245,6 +245,9 @@ def test_the_verdict_agrees_with_the_numbers_it_prints(gpu, pair, tp, batch, pro
             r.vllm.speculative_config["num_speculative_tokens"]
         assert at == best
         assert r.vllm.speculative_config["num_speculative_tokens"] == max([best, *(kk for *_, kk in runs)])
+        # a schedule shown is one pasted: it names two k or more (one k is a plain num_speculative_tokens)
+        assert (len({kk for *_, kk in runs}) > 1) == ("num_speculative_tokens_per_batch_size" in
+                                                     r.vllm.speculative_config) if runs else True
     # the paying ranges hold the requests that run at once iff the evaluated k (or the best candidate) decodes
     # faster there, and the concurrency check says so
     ks = np.array([s.k]) if s.k is not None else a.ks[candidates(s, a.ks)]
@@ -312,3 +315,15 @@ def test_gains_above_k_plus_1_name_the_capacity_async_scheduling_frees():
                               out_len=1000, gpu_memory_utilization=0.7, k=1, acceptance=AcceptanceInput(task="code")))
     assert max(a.e2e_speedup[1], a.throughput_speedup[1]) > 2.0  # the case: more than k+1
     assert any("async scheduling off" in r and "more than the k+1 = 2 tokens" in r for r in a.reasons)
+
+
+def test_a_tie_goes_to_the_smaller_k_and_a_clear_best_wins():
+    # the README's default: k = 2 and k = 3 both print 1.36x; k = 3 is 0.08% ahead
+    assert fastest(np.array([1.0, 1.27, 1.3558, 1.3569, 1.32])) == 2
+    # a k ahead by more than K_TIE is chosen though a smaller one is close
+    ahead = 1.30 * (1.0 + 2 * K_TIE)
+    assert fastest(np.array([1.0, 1.30, ahead])) == 2
+    # -inf marks a k not to choose, and the rule holds along any axis
+    assert fastest(np.array([-np.inf, 1.2, 1.2 * (1 - K_TIE / 2)])) == 1
+    table = np.array([[1.0, 1.5], [1.5, 1.0], [1.5, 1.5 * (1 + K_TIE / 2)]])
+    assert fastest(table, axis=0).tolist() == [1, 0] and fastest(table, axis=1).tolist() == [1, 0, 0]

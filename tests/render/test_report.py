@@ -80,7 +80,9 @@ def test_the_pasted_cap_says_which_batches_it_serves_and_the_users_batch_runs_a_
                                           acceptance=AcceptanceInput(task="code"))))
     cap, runs = r.vllm.speculative_config["num_speculative_tokens"], r.vllm.per_batch_size_schedule
     here = next(k for lo, hi, k in runs if lo <= r.concurrency.speculative <= hi)
-    assert cap == 4 and here != cap and next(p for p in r.per_k if p.k == here).e2e_speedup >= 1.0
+    assert cap == max(k for *_, k in runs) > here and next(p for p in r.per_k if p.k == here).e2e_speedup >= 1.0
+    (lo, hi), = [(lo, hi) for lo, hi, k in runs if k == cap]  # the cap runs at the smallest batches only
     report = text(r, colour=False, width=200)
-    assert "num_speculative_tokens 4 is the schedule's largest k" in report and "runs only at batches 1-2" in report
+    assert f"num_speculative_tokens {cap} is the schedule's largest k" in report
+    assert f"runs only at batches {lo}-{hi}" in report and hi < r.concurrency.speculative
     assert f"the schedule runs k={here}" in report
