@@ -26,10 +26,10 @@ applies:
 A regime's spread is sigma = q80(|r|) / z80 (z80 = 1.2816, the standard normal's 90th percentile): the log-normal
 whose central 80% interval is expected to hold a new row of the regime (`sigma_of`). A regime with fewer than
 MIN_ROWS rows takes the pooled rows' sigma; a vendor with VENDOR_MIN_ROWS rows in a regime gets its own sigma there
-("by_vendor": `recommend` reads its GPU's vendor's), as issue 33 asks the interval to hold for each. Coverage is the fraction of
-published values inside each row's interval (its LOSO prediction x exp(+-z80 sigma)); with the shipped sigma it is
-near 80% by construction, so a stricter one is written too: sigma estimated without the row's own source's rows
-(pooled when its regime has none left), which shows how far one source's error carries to another's.
+("by_vendor": `recommend` reads its GPU's vendor's), as issue 33 asks the interval to hold for each. Coverage is the
+fraction of published values inside each row's interval (its LOSO prediction x exp(+-z80 sigma)); with the shipped
+sigma it is near 80% by construction, so a stricter one is written too: sigma estimated without the row's own
+source's rows (pooled when its regime has none left), which shows how far one source's error carries to another's.
 """
 
 from __future__ import annotations
