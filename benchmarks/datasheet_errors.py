@@ -123,12 +123,6 @@ def coverage(r: np.ndarray, kinds: np.ndarray, vendor: np.ndarray, sources: np.n
     return np.abs(r) <= Z80 * sigma
 
 
-def vendor_of(table) -> np.ndarray:
-    """Each row's GPU vendor, as profiles/hardware names it ("nvidia", "amd")."""
-    return np.array(["amd" if row.source_id in AMD_SOURCES else "nvidia" for row in table])
-
-
-AMD_SOURCES = ("S8", "S13")  # the MI300X sources (../shared/reference/gpu-measurements.md §6, §7)
 # What the rows measured, as far as advisor/model/extrapolation.py asks: the MoE targets (by source), the largest
 # concurrency an MoE row ran (S8's and S11's 64), the longest context a row prices (S6's gt4k: 5000-token prompts
 # assumed, 1024-token outputs)
@@ -160,7 +154,7 @@ def covered(table) -> dict:
     """profiles/model-error.json's "covered": what a vLLM answer must stay inside not to extrapolate."""
     kinds, engines = _by(table, lambda row: df.sources.OWN_KIND.get(row.source_id)), _by(table, lambda row: row.engine)
     return {"one_source_kinds": {k: next(iter(v.values())) for k, v in kinds.items() if len(v) == 1},
-            "engine_vendors": {e: sorted({"amd" if s in AMD_SOURCES else "nvidia" for s in v})
+            "engine_vendors": {e: sorted({df.sources.vendor(s) for s in v})
                                for e, v in engines.items()},
             "one_source_engines": {e: next(iter(v.values())) for e, v in engines.items() if len(v) == 1},
             "moe_min_active_b": round(min(m.active_params for m in MOE_TARGETS.values()) / 1e9, 1),
@@ -184,7 +178,7 @@ def compute(fits: Path | None = None) -> dict:
     kinds = np.array([regime(row, df.SHIPPED, x) for row, x in zip(table, extrapolating)])  # `recommend`'s ridge
     sources = np.array([row.source_id for row in table])
     engines = np.array([row.engine for row in table])
-    vendor = vendor_of(table)
+    vendor = np.array([df.sources.vendor(row.source_id) for row in table])  # "nvidia", "amd" (profiles/hardware's)
     spread = sigmas(r, kinds, np.ones(len(table), bool), vendor)
     inside, strict = coverage(r, kinds, vendor), coverage(r, kinds, vendor, sources)
     per_regime = {}

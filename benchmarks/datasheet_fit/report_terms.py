@@ -10,10 +10,9 @@ from advisor.model.engines import ENGINES
 from .fit import median_abs
 from .params import efficiencies, for_engine
 from .s7_rows import dsr1_step_ms
-from .sources import DSR1_B200_MTP, ENGINE, FITTED
+from .sources import DSR1_B200_MTP, ENGINE, FITTED, vendor
 
 ENGINE_NAMES = {slug: e.name for slug, e in ENGINES.items()}
-VENDOR = {"S8": "AMD", "S13": "AMD"}  # every other source ran on NVIDIA GPUs
 
 
 def engine_lines(table, published, fit_pred, loso) -> list[str]:
@@ -29,10 +28,10 @@ def engine_lines(table, published, fit_pred, loso) -> list[str]:
         lo = median_abs(loso[mask] / published[mask] - 1) if loso is not None else float("nan")
         fit_median = median_abs(fit_pred[mask] / published[mask] - 1)
         lines.append(f"| {name} | {sources} | {int(mask.sum())} | {fit_median:.1%} | {lo:.1%} |")
-    for vendor in ("NVIDIA", "AMD"):
-        mask = np.array([VENDOR.get(r.source_id, "NVIDIA") == vendor for r in table])
+    for v in ("nvidia", "amd"):
+        mask = np.array([vendor(r.source_id) == v for r in table])
         lo = median_abs(loso[mask] / published[mask] - 1) if loso is not None else float("nan")
-        lines.append(f"| all engines, {vendor} GPUs | | {int(mask.sum())} | "
+        lines.append(f"| all engines, {v.upper()} GPUs | | {int(mask.sum())} | "
                      f"{median_abs(fit_pred[mask] / published[mask] - 1):.1%} | {lo:.1%} |")
     alone = [f"{ENGINE_NAMES[e]} ({', '.join(s for s, x in ENGINE.items() if x == e)})" for e in ENGINE_NAMES
              if sum(x == e for x in ENGINE.values()) == 1]

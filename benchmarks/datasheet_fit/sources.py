@@ -44,6 +44,12 @@ VLLM_V1 = tuple(s for s, engine in ENGINE.items() if engine == "vllm")
 # The GPU kinds whose bandwidth share (and floors) the second stage fits on their own rows (params.PHYSICS: GDDR's,
 # CDNA3's); the other sources ran NVIDIA HBM GPUs, which the first stage's vLLM rows fix
 OWN_KIND = {"S5": "gddr", "S8": "cdna3", "S13": "cdna3"}
+
+
+def vendor(source_id: str) -> str:
+    """The GPU vendor a source's rows ran on, as profiles/hardware names it: AMD for the CDNA3 (MI300X) sources,
+    NVIDIA for every other."""
+    return "amd" if OWN_KIND.get(source_id) == "cdna3" else "nvidia"
 # Fitted: every source. The first stage fits the physics and vLLM's terms on vLLM's rows on NVIDIA HBM GPUs; the
 # second, with those held, each other engine's terms on its own rows, and the scales of a GPU kind only other engines
 # measured (GDDR: S5's A40; CDNA3: S8's and S13's MI300X). Issue 24 predicted SGLang's rows out of sample instead:
