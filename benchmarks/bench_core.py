@@ -2,7 +2,8 @@
 
 1. Cold start: wall time of a fresh `specadvisor recommend --prompt-len 8000 --out-len 200` process (target < 0.5 s).
 2. Vectorized API: (α, k, B, L) configurations per second through `tpot_speedup_alpha` (target ≥ 1,000,000/s), for
-   unbounded outputs and for 200-token ones (the exact step count of `advisor.model.truncation` on every (α, k)).
+   unbounded outputs and for 200-token ones (the exact step count of `advisor.model.acceptance.truncation` on every (α,
+   k)).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from advisor.resolve import build_scenario
+from advisor.advice.resolve import build_scenario
 
 
 def cold_start(runs: int = 15) -> list[float]:
@@ -32,7 +33,7 @@ def cold_start(runs: int = 15) -> list[float]:
 
 
 def grid_throughput(decode_tokens=None, repeats: int = 5) -> tuple[int, float]:
-    from advisor.model.speculative import tpot_speedup_alpha
+    from advisor.model.cost.speculative import tpot_speedup_alpha
 
     setup = build_scenario(prompt_len=8000, out_len=200).setup
     alpha = np.linspace(0.0, 1.0, 101)[:, None, None, None]

@@ -3,8 +3,8 @@
 Times the linear layers of one forward step of a model (all layers' q/k/v, o, gate/up and down projections plus
 the LM head) with torch on this machine, for M = 1 .. 128 token rows, in the model's dtype. One row runs as a
 matrix-vector product; from two rows on, as a matrix-matrix product (GEMM), at a different cost per row. The jump
-from M = 1 to M = 2 is the `multi_token_overhead` that `specadvisor calibrate` fits (advisor/model/costmodel.py), and it
-is paid by any step carrying more than one token: several sequences' decode tokens, or one's verification tokens.
+from M = 1 to M = 2 is the `multi_token_overhead` that `specadvisor calibrate` fits (advisor/model/cost/costmodel.py),
+and it is paid by any step carrying more than one token: several sequences' decode tokens, or one's verification tokens.
 """
 
 from __future__ import annotations

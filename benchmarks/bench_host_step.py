@@ -4,10 +4,10 @@
 Drives vLLM's own V1 `Scheduler` (the one `vllm serve` runs, on any device) through decode steps of B running
 requests: `schedule()` then `update_from_output()` with one sampled token per request, no model, no device. That is
 the engine core's per-step work between two forward passes (vllm/v1/engine/core.py `step`): a synchronous engine
-(vLLM 0.32 runs ngram and suffix so, `advisor.vllm.async_scheduling_default`) leaves the GPU idle for it, and an
-async one runs it under the previous step (`advisor.vllm.sync_penalty`). Prefix caching is on, as in `vllm serve`.
-Prints the median and the 10th percentile per batch (the low percentile is the least disturbed by other work on the
-machine) and the line a + b·B through the 10th percentiles of the batches up to 32, which `EngineCost`'s
+(vLLM 0.32 runs ngram and suffix so, `advisor.vllm.runner.async_scheduling_default`) leaves the GPU idle for it, and an
+async one runs it under the previous step (`advisor.vllm.runner.sync_penalty`). Prefix caching is on, as in `vllm
+serve`. Prints the median and the 10th percentile per batch (the low percentile is the least disturbed by other work on
+the machine) and the line a + b·B through the 10th percentiles of the batches up to 32, which `EngineCost`'s
 `host_step_overhead` and `host_seq_overhead` default to.
 """
 

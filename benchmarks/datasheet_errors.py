@@ -17,7 +17,7 @@ and the physics is shared, so every row, whatever its engine, falls into one reg
 applies:
   extrapolating       its LOSO prediction leans on a parameter no other source fixes (`datasheet_fit.extrapolated`:
                       its engine's terms, or its GPU kind's scales, stood on its source alone); `recommend` widens
-                      by it where its own answer does the same (advisor/model/extrapolation.py)
+                      by it where its own answer does the same (advisor/model/error/extrapolation.py)
   moe                 a mixture-of-experts target
   long_context        a context of LONG_CONTEXT tokens or more
   compute_bound       batched tokens per step at COMPUTE_BOUND or more of the GPU's ridge (flops / bandwidth)
@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from advisor.atomic_write import write_atomic  # noqa: E402
+from advisor.fileio.atomic_write import write_atomic  # noqa: E402
 from advisor.model.uncertainty import LEVEL, Z80, ridge_tokens  # noqa: E402
 from benchmarks import datasheet_fit as df  # noqa: E402
 from benchmarks.datasheet_fit import s7_rows as s7  # noqa: E402
@@ -123,7 +123,7 @@ def coverage(r: np.ndarray, kinds: np.ndarray, vendor: np.ndarray, sources: np.n
     return np.abs(r) <= Z80 * sigma
 
 
-# What the rows measured, as far as advisor/model/extrapolation.py asks: the MoE targets (by source), the largest
+# What the rows measured, as far as advisor/model/error/extrapolation.py asks: the MoE targets (by source), the largest
 # concurrency an MoE row ran (S8's and S11's 64), the longest context a row prices (S6's gt4k: 5000-token prompts
 # assumed, 1024-token outputs)
 MOE_TARGETS = {"S8": df.sources.DSV3, "S9": df.sources.DSV32, "S11": s7.HY3, "S12": s7.DSR1}
@@ -236,8 +236,9 @@ def section(d: dict) -> str:
              "whatever its engine (each engine carries its own terms), falls into a regime of the physics; first, "
              "`extrapolating`: the rows whose LOSO prediction leaned on a parameter no other source fixed (an "
              "engine or a GPU kind one source alone ran), the spread `recommend` widens to when its own answer "
-             "leaves the published rows (advisor/model/extrapolation.py; `covered` in the error file). A regime's "
-             "spread is the 80% quantile of |log(published / LOSO)| (Weibull plotting position) over z80 = 1.2816; "
+             "leaves the published rows (advisor/model/error/extrapolation.py; `covered` in the error file). "
+             "A regime's spread is the 80% quantile of |log(published / LOSO)| (Weibull plotting position) over "
+             "z80 = 1.2816; "
              f"under {MIN_ROWS} rows, the pooled rows'. A vendor with {VENDOR_MIN_ROWS} rows of its own in a regime "
              "gets its own spread there (the lines below a regime; `recommend` takes its GPU vendor's): "
              "CUDA's kernels and ROCm's differ, and issue 33 asks the interval to hold for each. coverage = "

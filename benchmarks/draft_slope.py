@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from advisor.model.enginecost import EngineCost
-from advisor.model.speculative import Setup
+from advisor.model.cost.enginecost import EngineCost
+from advisor.model.cost.speculative import Setup
 from advisor.profiles.catalog import load_hardware, load_model
 
 # §1: EAGLE proposal (all of a step's draft passes), s, at N_kv = B·512 (InstructCoder), N_spec = B·k

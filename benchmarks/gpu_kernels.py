@@ -6,7 +6,7 @@ run; about a minute on one GPU.
     python benchmarks/gpu_kernels.py                       (CUDA: the GPU's hardware profile found by its name)
     python benchmarks/gpu_kernels.py --smoke --gpu h100-sxm (tiny sizes on the CPU: that it runs, not what it reads)
 The model column is the advisor's own arithmetic on the datasheet costs (EngineCost.from_datasheet): a GEMM streams
-its weights and runs its FLOPs under the p-norm of advisor.model.costmodel.forward_pass; a grouped GEMM is bounded
+its weights and runs its FLOPs under the p-norm of advisor.model.cost.costmodel.forward_pass; a grouped GEMM is bounded
 below by the MoE kernel floor; a small kernel takes layer_floor_graph / DENSE_LAYER_KERNELS. A pass's other costs
 (attention, the all-reduce, the host) are not here.
 """
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import torch
 
-from advisor.model.costmodel import pnorm
-from advisor.model.enginecost import EngineCost
-from advisor.model.kernels import DENSE_LAYER_KERNELS
+from advisor.model.cost.costmodel import pnorm
+from advisor.model.cost.enginecost import EngineCost
+from advisor.model.gpu.kernels import DENSE_LAYER_KERNELS
 from advisor.profiles.catalog import load_hardware, load_model
 from advisor.profiles.localgpu import match_profile
 

@@ -2,8 +2,8 @@
 express (DeepSeek-V3 decode pools with DeepEP low-latency and two microbatches; none runs MTP, so each row is the
 k = 0 baseline speculation is compared against).
 
-One constant is fitted to them, the share of the all-to-all DBO hides (`advisor.model.scale.DBO_OVERLAP`), on a grid;
-the all-to-all link itself is fitted to DeepEP's kernel table only, the GPUs' rates are their datasheet defaults.
+One constant is fitted to them, the share of the all-to-all DBO hides (`advisor.model.parallel.scale.DBO_OVERLAP`), on a
+grid; the all-to-all link itself is fitted to DeepEP's kernel table only, the GPUs' rates are their datasheet defaults.
 Each source's rows are predicted with the constant fitted to the other sources' (leave one source out).
 `python benchmarks/scale_rows.py` writes docs/scale.md whole (`--print`: the table and the fitted constant only).
 """
@@ -18,9 +18,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from advisor.model.deployment import Deployment
-from advisor.model.scale import DBO_OVERLAP
-from advisor.scale_advise import advise_scale
+from advisor.model.parallel.deployment import Deployment
+from advisor.model.parallel.scale import DBO_OVERLAP
+from advisor.scale.advise import advise_scale
 from tests.scale_scenarios import scenario
 
 # (row, source, what, gpu, EP = DP ranks, nodes, requests per rank, prompt, output, published decode tok/s/GPU)
@@ -87,7 +87,7 @@ default, or `deepep_low_latency`; any other is refused in one line naming what i
 the instance's concurrency, spread over its ranks. `--format json` writes a document of its own
 (`"schema": "specadvisor.scale/1"`).
 
-What a rank's step charges (advisor/model/scale.py): every rank steps at the busiest rank's batch (vLLM's
+What a rank's step charges (advisor/model/parallel/scale.py): every rank steps at the busiest rank's batch (vLLM's
 lock-step); attention and dense layers on the rank's own batch; the routed experts split over the EP group, each GPU
 streaming its share of the experts the *global* batch touches, so verification multiplies expert FLOPs; one dispatch
 and one combine per MoE layer (the MTP layer's too), a floor plus the routed bytes over NVLink inside a node and RDMA
@@ -112,10 +112,11 @@ def page() -> str:
         "source's rows are predicted with it fitted to the other sources' rows:", "", *rows, "",
         f"Leave-one-source-out median absolute error: {median:.0%} (issue 38's target is 25%: "
         f"{'met' if median <= 0.25 else 'not met'}). Fitted to "
-        f"all rows the overlap is {overall:.2f} (`DBO_OVERLAP` = {DBO_OVERLAP:.2f} in advisor/model/scale.py). "
-        "The sources disagree: the llm-d rows want almost no overlap, SGLang's and DeepSeek's more; none of them "
-        "ran MTP, so the speculative side (draft passes' all-to-all, verification at k+1 tokens per request) is "
-        "checked only by the invariants in tests/model/test_scale.py. EPLB's redundant experts cost memory "
+        f"all rows the overlap is {overall:.2f} (`DBO_OVERLAP` = {DBO_OVERLAP:.2f} in "
+        "advisor/model/parallel/scale.py). The sources disagree: the llm-d rows want almost no overlap, SGLang's "
+        "and DeepSeek's more; none of them ran MTP, so the speculative side (draft passes' all-to-all, "
+        "verification at k+1 tokens per request) is checked only by the invariants in "
+        "tests/model/parallel/test_scale.py. EPLB's redundant experts cost memory "
         "(`--redundant-experts`); the experts' residual load imbalance and CUDA-graph size rounding are not "
         "modelled.", "",
         "## Example", "", f"<!-- output: specadvisor recommend {EXAMPLE_FLAGS} -->", "```",

@@ -3,7 +3,8 @@
 Each prompt runs on its own (a batch of one) and its counts are the delta of vLLM's spec-decode counters around
 it, so per-prompt numbers are exact and no request shares a step with another (near max_model_len vLLM cuts the
 drafts of a whole batch for its longest sequence; alone, a prompt's counts depend on that prompt only). The engine
-is the shared calibration.engine.vllm_engine layer; prompts are token ids, or text tokenized with the target's own tokenizer.
+is the shared calibration.engine.vllm_engine layer; prompts are token ids, or text tokenized with the target's own
+tokenizer.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from advisor.measured import jsonlines
 from advisor.measured.counts import Counts
 from advisor.measured.hf_tokenizer import load_tokenizer
 from advisor.measured.metrics import ACCEPTED, DRAFT_TOKENS, DRAFTS, PER_POS
-from advisor.vllm import NGRAM_LOOKUP_DEFAULT, check_k, speculative_dict
+from advisor.vllm.command import speculative_dict
+from advisor.vllm.defaults import NGRAM_LOOKUP_DEFAULT, check_k
 from calibration.engine.vllm_engine import open_engine
 
 

@@ -10,11 +10,11 @@ from functools import cache
 import numpy as np
 from doc_pages import ROOT
 
-from advisor.advise import advise
-from advisor.model.enginecost import is_cpu
+from advisor.advice.advise import advise
+from advisor.advice.resolve import build_scenario
+from advisor.model.cost.enginecost import is_cpu
 from advisor.model.uncertainty import LEVEL, Z80
 from advisor.profiles.catalog import load_hardware, names
-from advisor.resolve import build_scenario
 
 # The default pair and acceptance prior on every GPU profile (CPUs aside), at three request shapes, batch 1; the
 # 80% interval of the end-to-end speedup at the advised k, as ± around it.

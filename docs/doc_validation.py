@@ -9,7 +9,7 @@ from functools import cache
 
 from doc_pages import ROOT
 
-from advisor.model import truncation
+from advisor.model.acceptance import truncation
 from calibration.validation.markdown import TARGETS, TP_TARGETS
 from calibration.validation.report import DECISION_TOLERANCE
 

@@ -23,21 +23,23 @@ import numpy as np
 from doc_bench import bench_values
 from doc_pages import ROOT
 from doc_sure import SURE_VALUES
-from doc_validation import VALIDATION_VALUES, pct as _pct
+from doc_validation import VALIDATION_VALUES
+from doc_validation import pct as _pct
 
+from advisor.advice.schedule import SCHEDULE_MIN_GAIN
+from advisor.advice.verdict import ENABLE_THRESHOLD, K_TIE
 from advisor.cli.app import main
 from advisor.cli.calibrate import MIN_SECONDS, calibrate
 from advisor.measured.counts import Counts
 from advisor.measured.metrics import render
-from advisor.schedule import SCHEDULE_MIN_GAIN
 from advisor.measured.posterior import LEVEL
-from advisor.model import enginecost, truncation
-from advisor.model.acceptance import expected_tokens, survival
-from advisor.model.temperature import TEMPERATURE_SLOPE
+from advisor.model.acceptance import truncation
+from advisor.model.acceptance.conventions import expected_tokens, survival
+from advisor.model.acceptance.temperature import TEMPERATURE_SLOPE
+from advisor.model.cost import enginecost
 from advisor.profiles.catalog import load_model, names
 from advisor.review.evaluate import review, totals
 from advisor.review.plan import load_plan
-from advisor.verdict import ENABLE_THRESHOLD, K_TIE
 from calibration.calibrate.budget import PROBE_SAMPLES
 from calibration.calibrate.fit import MAX_HELDOUT_MEDIAN_ERROR
 

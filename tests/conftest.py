@@ -3,17 +3,17 @@ pytest-xdist workers (tests/run.sh): the engine tests in turn on one, a timed te
 
 import pytest
 
-from advisor.model.enginecost import EngineCost
-from advisor.model.speculative import Setup
+from advisor.model.cost.enginecost import EngineCost
+from advisor.model.cost.speculative import Setup
 from advisor.profiles.catalog import load_hardware, load_model
 
 # The longest tests that are not engine tests (seconds in one CI run), started first so that no worker ends the run
 # alone on one of them
-LONGEST_FIRST = ("tests/test_verdict.py::test_the_verdict_agrees_with_the_numbers_it_prints",  # 56-79
+LONGEST_FIRST = ("tests/advice/test_verdict.py::test_the_verdict_agrees_with_the_numbers_it_prints",  # 56-79
                  "tests/benchmarks/test_gpu_smoke.py::test_a_failed_calibration_gate",  # 30-66
                  "tests/render/test_review_plots.py",  # 25
-                 "tests/test_advise_properties.py",  # 21 + 13
-                 "tests/model/test_speculative.py::test_longer_prompts_never_raise",  # 16
+                 "tests/advice/test_advise_properties.py",  # 21 + 13
+                 "tests/model/cost/test_speculative.py::test_longer_prompts_never_raise",  # 16
                  "tests/test_notebook.py",  # 16
                  "tests/test_readme.py")  # 16 + 9 + 8
 
@@ -115,8 +115,8 @@ def squeezed():
     """`build_scenario` arguments where one request of the default pair fits with k = 1 and with no larger k: the
     longest prompt that fits on an RTX 4090 at k = 1 (each further draft token's lookahead slot pushes it out).
     Found by bisection, so it follows the memory model wherever its edge moves."""
-    from advisor.advise import advise
-    from advisor.resolve import build_scenario
+    from advisor.advice.advise import advise
+    from advisor.advice.resolve import build_scenario
 
     kw = dict(out_len=500, gpu="rtx-4090", batch=1)
     fits = lambda p: advise(build_scenario(prompt_len=p, k=1, **kw)).concurrency[1] >= 1  # noqa: E731

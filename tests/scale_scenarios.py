@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from advisor.cli.options import build_from_options
+from advisor.cli.build import build_from_options
 
 ACCEPTANCE_UNSET = {"alpha": None, "acceptance_rate": None, "acceptance_length": None, "measured_k": None,
                         "acceptance_per_pos": None, "task": None, "metrics": None, "measured_temperature": None}

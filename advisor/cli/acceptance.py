@@ -11,7 +11,7 @@ import typer
 
 from advisor.cli.needs import GPU_MEMORY_HELP, engine_imports, require
 from advisor.errors import InputError
-from advisor.vllm import NGRAM_LOOKUP_DEFAULT
+from advisor.vllm.defaults import NGRAM_LOOKUP_DEFAULT
 
 acceptance_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,  # plain help: see app.py
                              help="Measure acceptance: from a vLLM server's metrics, by running your prompts "
@@ -61,7 +61,7 @@ def _emit(counts, origin: str, format: OutFormat, save: Optional[str], temperatu
 
     s = summary(counts)
     if save is not None:
-        from advisor.atomic_write import write_atomic
+        from advisor.fileio.atomic_write import write_atomic
         from advisor.measured.metrics import render
 
         write_atomic(save, render(counts, origin, temperature))

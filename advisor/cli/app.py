@@ -24,8 +24,8 @@ from advisor.cli.bench import check
 from advisor.cli.calibrate import calibrate
 from advisor.cli.needs import GPU_MEMORY_HELP, engine_imports, require
 from advisor.cli.observe import observe
-from advisor.cli.preflight import preflight
 from advisor.cli.options import Method, scenario_command  # noqa: F401  (Method: kept importable from here)
+from advisor.cli.preflight import preflight
 from advisor.cli.scale import deployment_options
 from advisor.errors import InputError
 
@@ -52,14 +52,14 @@ def recommend(
     """Go/no-go on speculative decoding for one workload, with the vLLM flags to paste. --method compare: every
     method that applies, each at its best k, and the one its interval separates from the rest (if any). Beyond one
     GPU group (`advisor.cli.scale`: DP, EP, PD, nodes), per decode GPU with one command per node."""
-    from advisor.advise import advise
-    from advisor.recommendation import Recommendation, from_advice
+    from advisor.advice.advise import advise
+    from advisor.advice.recommendation import Recommendation, from_advice
     from advisor.render.comparison import comparison_markdown, comparison_text
     from advisor.render.report import markdown, text
 
     result = scenario if isinstance(scenario, Recommendation) else from_advice(advise(scenario))
     if format is Format.json:
-        from advisor.recommendation_json import to_json
+        from advisor.advice.recommendation_json import to_json
 
         typer.echo(to_json(result))
     elif format is Format.markdown:
@@ -85,7 +85,7 @@ def plot(
                                       "Default: specadvisor-KIND.png"),
 ) -> None:
     """Draw one picture of a scenario (same flags as `recommend`)."""
-    from advisor.advise import advise
+    from advisor.advice.advise import advise
     from advisor.render.plot_style import save
     from advisor.render.plots import FIGURES
 
@@ -219,10 +219,10 @@ def list_profiles(kind: Optional[Kind] = typer.Argument(None, help="hardware, mo
     elif kind is Kind.tasks:
         lines = task_lines()
     else:
-        # the model_types a config.json may have, once advisor/model/config_reader.py exposes them
+        # the model_types a config.json may have, once advisor/model/shape/config_reader.py exposes them
         supported = ()
-        if importlib.util.find_spec("advisor.model.config_reader") is not None:
-            from advisor.model.config_reader import SUPPORTED_MODEL_TYPES as supported
+        if importlib.util.find_spec("advisor.model.shape.config_reader") is not None:
+            from advisor.model.shape.config_reader import SUPPORTED_MODEL_TYPES as supported
         lines = model_lines(supported)
     width = terminal_width()
     for line in lines:

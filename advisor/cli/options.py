@@ -16,8 +16,9 @@ from typing import Optional
 
 import typer
 
+from advisor.cli.build import build_from_options
 from advisor.errors import InputError
-from advisor.vllm import GPU_MEMORY_UTILIZATION, MAX_K
+from advisor.vllm.defaults import GPU_MEMORY_UTILIZATION, MAX_K
 
 
 class Method(str, Enum):
@@ -80,23 +81,6 @@ SCENARIO_OPTIONS = [
                                                 "fp8, fp8_e4m3, fp8_e5m2, nvfp4, nvfp4_4over6.")),
 ]
 SCENARIO_NAMES = frozenset(p.name for p in SCENARIO_OPTIONS)
-
-
-def build_from_options(*, method: str, alpha, acceptance_rate, acceptance_length, measured_k, acceptance_per_pos,
-                       task, metrics, measured_temperature, **rest):
-    """The flags as typed -> a validated Scenario (advisor.resolve does the work)."""
-    from advisor.resolve import AcceptanceInput, build_scenario
-
-    return build_scenario(method=method, **rest, read_metrics=_read_metrics, acceptance=AcceptanceInput(
-        alpha=alpha, rate=acceptance_rate, length=acceptance_length, measured_k=measured_k,
-        per_position=acceptance_per_pos, task=task, metrics=metrics, measured_temperature=measured_temperature))
-
-
-def _read_metrics(source: str, temperature: float, measured_temperature: float | None):
-    """--metrics: imported only when given (scipy and prometheus_client cost ~0.5 s of start-up)."""
-    from advisor.measured.from_metrics import acceptance_from_metrics
-
-    return acceptance_from_metrics(source, temperature, measured_temperature)
 
 
 def scenario_command(func=None, *, compares: bool = False):

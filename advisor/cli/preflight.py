@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from advisor.errors import InputError
-from advisor.model.published import STRUCTURED_TASKS, check_task
+from advisor.model.acceptance.published import STRUCTURED_TASKS, check_task
 
 
 def preflight(

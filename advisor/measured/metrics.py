@@ -24,7 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from advisor.errors import InputError
 from advisor.measured.counter_checks import check_counter, check_spec_totals, shown
 from advisor.measured.counts import Counts
-from advisor.model.acceptance import alpha_from_rate
+from advisor.model.acceptance.conventions import alpha_from_rate
 
 PREFIX = "vllm:spec_decode_"
 DRAFTS, DRAFT_TOKENS, ACCEPTED, PER_POS = (PREFIX + n for n in (

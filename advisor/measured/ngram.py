@@ -26,7 +26,7 @@ import numpy as np
 
 from advisor.errors import InputError
 from advisor.measured.counts import Counts
-from advisor.vllm import NGRAM_LOOKUP_DEFAULT, check_k
+from advisor.vllm.defaults import NGRAM_LOOKUP_DEFAULT, check_k
 
 
 @dataclass(frozen=True, slots=True)

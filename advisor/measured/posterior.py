@@ -27,7 +27,7 @@ from scipy.special import betaincinv  # ~0.4 s to import: only the commands give
 
 from advisor.errors import InputError
 from advisor.measured.counts import Counts
-from advisor.model.acceptance import Acceptance
+from advisor.model.acceptance.conventions import Acceptance
 
 JEFFREYS = (0.5, 0.5)  # Beta prior pseudo-counts (accepted, rejected)
 LEVEL = 0.90  # central credible interval reported everywhere: its ends are the 5% and 95% posterior quantiles

@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from advisor.model.enginecost import EngineCost
-from advisor.model.speculative import Setup
+from advisor.model.cost.enginecost import EngineCost
+from advisor.model.cost.speculative import Setup
 
 # EngineCost fields in seconds (scaled by the factor) and in per-second rates (divided by it)
 TIMES = ("step_overhead", "token_overhead", "seq_overhead", "multi_token_overhead", "allreduce_latency",

@@ -15,13 +15,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from advisor.advise import K_TABLE, at_concurrency, candidates
-from advisor.model.truncation import tokens_per_step
+from advisor.advice.advise import K_TABLE, at_concurrency, candidates
+from advisor.advice.scenario import Scenario
+from advisor.advice.verdict import rule
+from advisor.model.acceptance.truncation import tokens_per_step
 from advisor.observe.anchor import Anchor, anchored, predicted_tpot
 from advisor.observe.traffic import Traffic
-from advisor.scenario import Scenario
-from advisor.verdict import rule
-from advisor.vllm import MAX_SCHEDULE_BATCH, speculative_config
+from advisor.vllm.command import speculative_config
+from advisor.vllm.defaults import MAX_SCHEDULE_BATCH
 
 MIN_WEIGHT = 0.005  # prompt × output pairs rarer than this are dropped (their weight goes to the rest)
 # The server's k counts as right when it gains within this of the best: a smaller difference is below what one

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from advisor.atomic_write import write_atomic
+from advisor.advice.resolve import DEFAULT_TASK
+from advisor.fileio.atomic_write import write_atomic
 from advisor.observe.answer import Answer
 from advisor.observe.traffic import Histogram
 from advisor.profiles.localgpu import resolve_gpu
-from advisor.resolve import DEFAULT_TASK
 from advisor.review.plan import load_plan
 
 

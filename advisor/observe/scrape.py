@@ -15,9 +15,9 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from advisor.atomic_write import write_atomic
 from advisor.errors import InputError
-from advisor.json_input import parse_json
+from advisor.fileio.atomic_write import write_atomic
+from advisor.fileio.json_input import parse_json
 from advisor.measured.metrics import MAX_BYTES, read_text
 
 RUNNING, WAITING = "vllm:num_requests_running", "vllm:num_requests_waiting"

@@ -3,14 +3,14 @@ GPU from --gpu or NVML, and α from the window's own spec-decode counters when t
 
 from __future__ import annotations
 
+from advisor.advice.resolve import AcceptanceInput, build_scenario
+from advisor.advice.scenario import Scenario
 from advisor.errors import InputError
 from advisor.measured.counter_checks import check_requests_gauge
 from advisor.measured.posterior import acceptance_from_counts
-from advisor.profiles.catalog import load_model, slug
-from advisor.resolve import AcceptanceInput, build_scenario
 from advisor.observe.scrape import RUNNING
 from advisor.observe.traffic import Traffic
-from advisor.scenario import Scenario
+from advisor.profiles.catalog import load_model, slug
 
 WINDOW_COUNTERS = "the window's spec-decode counters"
 

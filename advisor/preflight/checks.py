@@ -10,12 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from advisor.methods import TEXT_LOOKUP
-from advisor.model.diagnosis import past_trained_context
-from advisor.model.hardware import Hardware
-from advisor.model.modelspec import ModelSpec
+from advisor.model.acceptance.diagnosis import past_trained_context
+from advisor.model.gpu.hardware import Hardware
+from advisor.model.shape.modelspec import ModelSpec
 from advisor.preflight.command import Serve
-from advisor.vllm import BATCHED_DP_BACKENDS, EAGLE_BLOCK_DROP_METHODS, KV_PRODUCER_ROLES, VLLM_SERIES, batch_defaults
+from advisor.vllm.defaults import (
+    BATCHED_DP_BACKENDS,
+    EAGLE_BLOCK_DROP_METHODS,
+    KV_PRODUCER_ROLES,
+    VLLM_SERIES,
+    batch_defaults,
+)
+from advisor.vllm.methods import TEXT_LOOKUP
 
 
 @dataclass(frozen=True, slots=True)

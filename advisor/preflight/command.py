@@ -12,7 +12,7 @@ import shlex
 from dataclasses import dataclass
 
 from advisor.errors import InputError
-from advisor.json_input import parse_json
+from advisor.fileio.json_input import parse_json
 
 # flags that take a value, by the field they set (the short aliases vLLM declares too)
 _VALUED = {

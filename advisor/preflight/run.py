@@ -6,15 +6,15 @@ from dataclasses import dataclass
 from functools import cache
 
 from advisor.errors import InputError
-from advisor.methods import MTP_ALIASES, MODELLED, NOT_MODELLED
-from advisor.model.enginecost import is_cpu
+from advisor.model.cost.enginecost import is_cpu
 from advisor.preflight import checks, scheduling
 from advisor.preflight.checks import Context, Finding
 from advisor.preflight.command import Serve
 from advisor.profiles.catalog import load_hardware, load_model
 from advisor.profiles.drafters import kind_for, match
 from advisor.profiles.localgpu import resolve_gpu
-from advisor.vllm import MAX_K
+from advisor.vllm.defaults import MAX_K
+from advisor.vllm.methods import MODELLED, MTP_ALIASES, NOT_MODELLED
 
 # every check, in the order its line is printed: refusals and wrong drafters first, then costs
 CHECKS = (checks.vocab_mismatch, checks.eagle3_as_eagle, scheduling.async_off, checks.pd_unverified_drafts,

@@ -5,12 +5,8 @@ evidence. Same contract as `advisor.preflight.checks`."""
 from __future__ import annotations
 
 from advisor.preflight.checks import Context, Finding
-from advisor.vllm import (
-    BATCHED_DP_MAX_NUM_BATCHED_TOKENS,
-    async_scheduling_default,
-    draft_slots,
-    v2_runner,
-)
+from advisor.vllm.defaults import BATCHED_DP_MAX_NUM_BATCHED_TOKENS, draft_slots
+from advisor.vllm.runner import async_scheduling_default, v2_runner
 
 
 def _schedule(c: Context):

@@ -17,9 +17,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from advisor.errors import InputError
-from advisor.model.enginecost import DEFAULT_ALLREDUCE_LATENCY_S, EngineCost, calibrated_fields
-from advisor.model.hardware import Hardware
-from advisor.model.modelspec import ModelSpec
+from advisor.model.cost.enginecost import DEFAULT_ALLREDUCE_LATENCY_S, EngineCost, calibrated_fields
+from advisor.model.gpu.hardware import Hardware
+from advisor.model.shape.modelspec import ModelSpec
 from advisor.profiles.catalog import profiles_dir
 
 # 2: tensor parallelism (settings.tensor_parallel_size, the measured `allreduce` block). Version 1 profiles were all

@@ -13,10 +13,10 @@ from functools import cache
 from pathlib import Path
 
 from advisor.errors import InputError
-from advisor.json_input import parse_json
-from advisor.model.config_reader import spec_from_config
-from advisor.model.hardware import Hardware
-from advisor.model.modelspec import ModelSpec
+from advisor.fileio.json_input import parse_json
+from advisor.model.gpu.hardware import Hardware
+from advisor.model.shape.config_reader import spec_from_config
+from advisor.model.shape.modelspec import ModelSpec
 
 
 @cache
@@ -33,9 +33,11 @@ def slug(text: str) -> str:
     return "-".join(text.strip().lower().replace("_", " ").replace("/", " ").split())
 
 
+@cache
 def _files(kind: str) -> dict[str, Path]:
+    """Name -> file of one kind of shipped profile, read once a process (a default draft looks at every model)."""
     suffix = ".toml" if kind == "hardware" else ".json"
-    return {p.stem: p for p in sorted((profiles_dir() / kind).glob(f"*{suffix}"))}
+    return {p.stem: p for p in sorted((profiles_dir() / kind).glob(f"*{suffix}"), key=lambda p: p.name)}
 
 
 def _aliases(kind: str, files: dict[str, Path]) -> dict[str, Path]:

@@ -1,5 +1,6 @@
-"""The drafter catalog: profiles/drafters/*.toml (one file per drafter kind) read into `advisor.model.published`
-records, and a resolved pair matched to its catalog drafter by name, Hugging Face id or alias.
+"""The drafter catalog: profiles/drafters/*.toml (one file per drafter kind) read into
+`advisor.model.acceptance.published` records, and a resolved pair matched to its catalog drafter by name, Hugging Face
+id or alias.
 
 Only the kind a --method needs is parsed (and the learned heads' temperature pairs), keeping `recommend` quick.
 """
@@ -11,10 +12,10 @@ from functools import cache
 from pathlib import Path
 
 from advisor.errors import InputError
-from advisor.model.temperature import TEMPERATURE_BASIS, TEMPERATURE_SLOPE
-from advisor.model.modelspec import ModelSpec
-from advisor.model.priors import SPREAD_K, length, slope_from_pairs
-from advisor.model.published import Drafter, Figure, Kind, Spread
+from advisor.model.acceptance.priors import SPREAD_K, length, slope_from_pairs
+from advisor.model.acceptance.published import Drafter, Figure, Kind, Spread
+from advisor.model.acceptance.temperature import TEMPERATURE_BASIS, TEMPERATURE_SLOPE
+from advisor.model.shape.modelspec import ModelSpec
 from advisor.profiles.catalog import profiles_dir, slug
 
 KIND_ORDER = ("eagle3", "eagle", "mtp", "draft_model", "ngram")  # files, in the order `list drafters` shows them

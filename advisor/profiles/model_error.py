@@ -12,12 +12,12 @@ from functools import cache
 from pathlib import Path
 
 from advisor.errors import InputError
-from advisor.model.enginecost import is_cpu
-from advisor.model.engines import ENGINES, VLLM, terms_in_words
-from advisor.model.extrapolation import Covered, gpu_kind, reasons, widened
-from advisor.model.hardware import Hardware
-from advisor.model.kernels import generation
-from advisor.model.modelspec import ModelSpec
+from advisor.model.cost.enginecost import is_cpu
+from advisor.model.cost.engines import ENGINES, VLLM, terms_in_words
+from advisor.model.error.extrapolation import Covered, gpu_kind, reasons, widened
+from advisor.model.gpu.hardware import Hardware
+from advisor.model.gpu.kernels import generation
+from advisor.model.shape.modelspec import ModelSpec
 from advisor.model.uncertainty import TARGET_REGIMES, Z80, CostError, from_median_error
 from advisor.profiles.calibrated import read, shown
 from advisor.profiles.catalog import profiles_dir

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from advisor.comparison import Comparison, MethodRow, label
-from advisor.recommendation import Recommendation
+from advisor.advice.comparison import Comparison, MethodRow, label
+from advisor.advice.recommendation import Recommendation
 from advisor.render.wrap import paragraph, terminal_width
 
 COLUMNS = ("method", "k", "verdict", "e2e speedup (80%)", "memory GB", "concurrency", "fits")

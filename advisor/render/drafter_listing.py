@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from advisor.model import priors
-from advisor.model.published import GENERAL, TAGS, TASKS
+from advisor.model.acceptance import priors
+from advisor.model.acceptance.published import GENERAL, TAGS, TASKS
 from advisor.profiles.drafters import all_kinds
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from advisor.methods import MODELLED, MTP_ALIASES, NOT_MODELLED
-from advisor.model.hardware import FAMILY_NAMES
-from advisor.model.kernels import floors_borrowed_from
+from advisor.model.gpu.hardware import FAMILY_NAMES
+from advisor.model.gpu.kernels import floors_borrowed_from
 from advisor.profiles.catalog import load_hardware, load_model, names
+from advisor.vllm.methods import MODELLED, MTP_ALIASES, NOT_MODELLED
 
 
 def method_lines() -> list[str]:

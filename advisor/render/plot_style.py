@@ -1,7 +1,7 @@
 """One look for every picture specadvisor draws, a figure factory, and saving (PNG or SVG by suffix).
 
-Only the commands that draw import this package (matplotlib: ~0.35 s), never `specadvisor recommend`. Figures are built with
-`matplotlib.figure.Figure` and the Agg canvas directly, not pyplot, so nothing depends on a display or on
+Only the commands that draw import this package (matplotlib: ~0.35 s), never `specadvisor recommend`. Figures are built
+with `matplotlib.figure.Figure` and the Agg canvas directly, not pyplot, so nothing depends on a display or on
 pyplot's global figure registry.
 """
 
@@ -15,8 +15,8 @@ from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from advisor.atomic_write import write_atomic
 from advisor.errors import InputError
+from advisor.fileio.atomic_write import write_atomic
 
 FORMATS = {".png": "png", ".svg": "svg"}
 DPI = 120  # 9.6 x 5.4 in -> 1152 x 648 px: sharp on a laptop, ~80-150 KB per PNG

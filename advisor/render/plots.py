@@ -8,11 +8,11 @@ from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from advisor import sweeps
-from advisor.advise import Advice
+from advisor.advice import sweeps
+from advisor.advice.advise import Advice
+from advisor.advice.verdict import ENABLE_THRESHOLD
 from advisor.model.uncertainty import LEVEL
 from advisor.render import plot_style as st
-from advisor.verdict import ENABLE_THRESHOLD
 
 KINDS = ("alpha", "batch", "lengths", "memory")
 NO_ROOM = "#aab2ba"  # hatching over what memory cannot hold

@@ -10,8 +10,8 @@ import math
 import os
 import sys
 
+from advisor.advice.recommendation import Recommendation
 from advisor.model.uncertainty import Z80
-from advisor.recommendation import Recommendation
 from advisor.render.wrap import paragraph, shell_command, terminal_width
 
 TABLE_KS = 8  # the per-k table shows k = 0..8 plus the best and the shown k; JSON has all of them

@@ -7,7 +7,7 @@ import base64
 import html as html_lib
 import json
 
-from advisor.model import capacity
+from advisor.model.cost import capacity
 from advisor.review.evaluate import Cell, Review, totals
 
 VERDICT_CLASS = {"enable": "ok", "marginal": "warn", "disable": "bad"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from advisor.atomic_write import write_atomic
 from advisor.errors import InputError
+from advisor.fileio.atomic_write import write_atomic
 from advisor.render.plot_style import render
 from advisor.render.review_document import blocks, html, markdown
 from advisor.render.review_plots import FIGURES

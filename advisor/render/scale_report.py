@@ -8,9 +8,9 @@ import math
 from dataclasses import asdict
 
 from advisor.render.wrap import paragraph, terminal_width
-from advisor.scale_advise import ScaleAdvice
-from advisor.scale_serve import node_commands
-from advisor.vllm_parallel import schedule_kept
+from advisor.scale.advise import ScaleAdvice
+from advisor.scale.serve import node_commands
+from advisor.vllm.parallel import schedule_kept
 
 SCALE_SCHEMA = "specadvisor.scale/1"
 

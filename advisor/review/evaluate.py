@@ -18,18 +18,18 @@ from pathlib import Path
 
 import numpy as np
 
-from advisor.advise import K_TABLE, advise
-from advisor.comparison import COMPARE, candidates
+from advisor.advice.advise import K_TABLE, advise
+from advisor.advice.comparison import COMPARE, candidates
+from advisor.advice.recommendation import Recommendation, from_advice
+from advisor.advice.resolve import AcceptanceInput, build_scenario
+from advisor.advice.schedule import schedule
 from advisor.errors import InputError
 from advisor.measured.from_metrics import acceptance_from_metrics
-from advisor.model import capacity as cap
-from advisor.model import memory
-from advisor.recommendation import Recommendation, from_advice
+from advisor.model.cost import capacity as cap
+from advisor.model.cost import memory
 from advisor.profiles.catalog import load_model
-from advisor.resolve import AcceptanceInput, build_scenario
-from advisor.schedule import schedule
 from advisor.review.plan import Deployment, Plan, Workload
-from advisor.vllm import speculative_config
+from advisor.vllm.command import speculative_config
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +201,7 @@ def review(plan: Plan, source: str | Path) -> Review:
 
 def compared(plan: Plan) -> Plan:
     """A deployment with `method = "compare"` becomes one deployment per method that applies to its target
-    (`advisor.comparison.candidates`), named "NAME: method (drafter)", each sized like any other. A measured
+    (`advisor.advice.comparison.candidates`), named "NAME: method (drafter)", each sized like any other. A measured
     acceptance belongs to one drafter, so such a plan's workloads must name a task prior."""
     if all(d.method.strip().lower() != COMPARE for d in plan.deployment):
         return plan

@@ -14,7 +14,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from advisor.errors import InputError
-from advisor.vllm import GPU_MEMORY_UTILIZATION, MAX_K
+from advisor.vllm.defaults import GPU_MEMORY_UTILIZATION, MAX_K
 
 
 class Strict(BaseModel):
@@ -110,7 +110,8 @@ class Deployment(Strict):
     method: str = "draft_model"
     usd_per_gpu_hour: float | None = Field(None, ge=0)
     gpu_memory_utilization: float = Field(GPU_MEMORY_UTILIZATION, gt=0, le=1)
-    # caps concurrency per replica; None: what `vllm serve` sets for the GPU's class (advisor.vllm.batch_defaults)
+    # caps concurrency per replica; None: what `vllm serve` sets for the GPU's class
+    # (advisor.vllm.defaults.batch_defaults)
     max_num_seqs: int | None = Field(None, gt=0)
     calibration: str | None = None  # calibration profile from `specadvisor calibrate`, relative to the plan
 

@@ -1,4 +1,4 @@
-"""Fit the datasheet defaults (advisor/model/enginecost.py, `DEFAULT_*`) to published vLLM measurements, and write
+"""Fit the datasheet defaults (advisor/model/cost/enginecost.py, `DEFAULT_*`) to published vLLM measurements, and write
 docs/datasheet-fit.md: every row of ../shared/reference/gpu-measurements.md the model can express, published vs
 predicted, its error, the leave-one-source-out error, the rows it cannot express and why, and the issue-13 checks.
 

@@ -7,12 +7,12 @@ from dataclasses import replace
 
 import numpy as np
 
-from advisor.model import enginecost as ec
-from advisor.model.acceptance import expected_tokens
-from advisor.model.costmodel import draft_pass, step_time
-from advisor.model.enginecost import EngineCost
-from advisor.model.kernels import kernels_per_pass
-from advisor.model.speculative import Setup
+from advisor.model.acceptance.conventions import expected_tokens
+from advisor.model.cost import enginecost as ec
+from advisor.model.cost.costmodel import draft_pass, step_time
+from advisor.model.cost.enginecost import EngineCost
+from advisor.model.cost.speculative import Setup
+from advisor.model.gpu.kernels import kernels_per_pass
 from advisor.profiles.catalog import load_model
 
 from .params import engine_cost

@@ -9,7 +9,7 @@ import math
 import numpy as np
 from scipy.optimize import least_squares
 
-from advisor.model.engines import VLLM
+from advisor.model.cost.engines import VLLM
 from calibration.calibrate.fit import LOSS_SCALE, outliers
 
 from .params import PRIOR_WEIGHT, PRIORS, STAGE_ONE, STAGE_TWO, for_engine, range_residuals, unseen_engine_terms

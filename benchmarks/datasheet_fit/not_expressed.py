@@ -9,12 +9,12 @@ NOT_EXPRESSED = [
     ("§4 MagicDec (8×H100, PG-19, 8B self-speculation / 7B + TinyLlama, batch 32/64)",
      "no acceptance rates in the reference, and self-speculation with a StreamingLLM KV budget is a drafter the model "
      "has no method for; used qualitatively (speedup rising with context at large batch: the regime tests in "
-     "tests/model/test_speculative.py)"),
+     "tests/model/cost/test_speculative.py)"),
     ("§5 Yan et al. depth vs size (5-layer 796M vs 24-layer 1.3B, 49% lower latency)",
      "GPU, engine and exact architectures not given; printed below as a check (not fitted)"),
     ("§5 vLLM's dynamic-SD schedule example", "a configuration example, not a measurement (compared below)"),
     ("§5 vLLM 0.32's max_num_batched_tokens / max_num_seqs defaults",
-     "not a timing: implemented as advisor.vllm.batch_defaults (tests/test_vllm.py)"),
+     "not a timing: implemented as advisor.vllm.defaults.batch_defaults (tests/vllm/)"),
     ("§6 DeepSeek-V3 on 8×MI300X, ShareGPT columns", "the request lengths are not given (the random 1024/1024 "
      "columns are rows above)"),
     ("§6 DeepSeek-V4-Flash on 4×B200 (vLLM PR #41044)", "no profile of its architecture; its lesson, that the gain "

@@ -8,11 +8,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from advisor.model import enginecost as ec
-from advisor.model.enginecost import EngineCost
-from advisor.model.engines import ENGINES, TERMS, VLLM
-from advisor.model.hardware import Hardware
-from advisor.model.kernels import generation
+from advisor.model.cost import enginecost as ec
+from advisor.model.cost.enginecost import EngineCost
+from advisor.model.cost.engines import ENGINES, TERMS, VLLM
+from advisor.model.gpu.hardware import Hardware
+from advisor.model.gpu.kernels import generation
 
 # The physical ranges every fitted rate and floor is held in (a penalty in the fit past them, `range_residuals`):
 # issue 33's microbenchmark ranges, each checked against a measurement of the reference
@@ -30,7 +30,7 @@ MOE_KERNEL_RANGE = (2e-6, 25e-6)
 # one small all-reduce over 2-8 GPUs: a one-shot custom all-reduce over NVLink takes single-digit µs, NCCL's or
 # RCCL's small-message all-reduce over 8 GPUs some 15-40 µs (nccl-tests' latency at 8 B)
 ALLREDUCE_RANGE = (4e-6, 40e-6)
-SMALL_KERNELS = 6  # a dense layer's small kernels, which `layer_floor_graph` is quoted per (advisor.model.kernels)
+SMALL_KERNELS = 6  # a dense layer's small kernels, which `layer_floor_graph` is quoted per (advisor.model.gpu.kernels)
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Param:
     bounds: tuple[float, float]
     unit: str = ""
     scale: float = 1.0  # display: value × scale in `unit`
-    default: float = 0.0  # what advisor/model/enginecost.py ships (DEFAULT_*)
+    default: float = 0.0  # what advisor/model/cost/enginecost.py ships (DEFAULT_*)
 
 
 PHYSICS = (
@@ -87,7 +87,7 @@ VLLM_TERMS = (
 
 
 # The other engines' terms as fitted (rounded), s: the "shipped" column's for their rows, and what
-# `recommend --engine` prices (advisor/model/engines.py, where they live)
+# `recommend --engine` prices (advisor/model/cost/engines.py, where they live)
 ENGINE_SHIPPED = {f"{t}@{e.slug}": x for e in ENGINES.values() for t, x in e.terms.items()}
 
 

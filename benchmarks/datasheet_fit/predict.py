@@ -4,10 +4,10 @@ concurrency, end-to-end latency)."""
 
 from __future__ import annotations
 
-from advisor.model.acceptance import Acceptance, expected_tokens
-from advisor.model.costmodel import draft_pass, forward_pass, prefill_time
-from advisor.model.priors import MTP_REUSE_DECAY
-from advisor.model.speculative import Setup, request_times
+from advisor.model.acceptance.conventions import Acceptance, expected_tokens
+from advisor.model.acceptance.priors import MTP_REUSE_DECAY
+from advisor.model.cost.costmodel import draft_pass, forward_pass, prefill_time
+from advisor.model.cost.speculative import Setup, request_times
 
 from .params import engine_cost
 from .sources import DSV3, E8, H100, MI300X, MI300X_MTP, T8
@@ -30,8 +30,8 @@ def tok_per_s_batch1(setup: Setup, prompt: int, out: int, k: int = 0, al: float 
 
 def tok_per_s_concurrency(setup: Setup, batch: int, prompt: int, out: int, k: int = 0, al: float = 1.0) -> float:
     """Total output tokens/s at a steady concurrency B with continuous batching, by Little's law as
-    advisor/model/capacity.py: B·out / ((out - 1)·T(B) / AL + B·t_admit), t_admit the marginal cost of one prompt
-    prefilled inside running steps (its pass beyond a one-token pass; no extra step overhead)."""
+    advisor/model/cost/capacity.py: B·out / ((out - 1)·T(B) / AL + B·t_admit), t_admit the marginal cost of one
+    prompt prefilled inside running steps (its pass beyond a one-token pass; no extra step overhead)."""
     c = setup.target_cost
     ctx = prompt + out / 2.0
     t = setup.decode_step(batch, ctx) if k == 0 else setup.iteration_time(k, batch, ctx) / al

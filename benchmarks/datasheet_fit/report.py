@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from advisor.model import enginecost as ec
+from advisor.model.cost import enginecost as ec
 
 from .checks import _jump, best_k_by_batch, checks, islands, overlap_curve, yan_check
 from .fit import median_abs, predictions
@@ -23,10 +23,10 @@ def report(table, fitted, dropped, train, loso, loso_values, all_rows: bool, sen
     lines = ["# Datasheet defaults fitted to published vLLM measurements", "",
              "Written by `python -m benchmarks.datasheet_fit` (do not edit by hand). Every row of "
              "`../shared/reference/gpu-measurements.md` that the model can express, predicted by the repo's own model "
-             "(`advisor/model/costmodel.py`, `speculative.py`) on the datasheet of its GPU. **shipped** is what "
-             "`recommend` predicts with the defaults in `advisor/model/enginecost.py` (the fit, rounded); **fit** the "
-             "unrounded fit; **LOSO** the prediction of a fit that never saw the row's source (rows of unfitted "
-             "sources are out of sample already). error = predicted / published − 1.",
+             "(`advisor/model/cost/costmodel.py`, `speculative.py`) on the datasheet of its GPU. **shipped** is what "
+             "`recommend` predicts with the defaults in `advisor/model/cost/enginecost.py` (the fit, rounded); "
+             "**fit** the unrounded fit; **LOSO** the prediction of a fit that never saw the row's source (rows of "
+             "unfitted sources are out of sample already). error = predicted / published − 1.",
              "",
              f"Fitted on {'every expressed row' if all_rows else V1_FIT}. "
              "fit column: T = fitted, - = not fitted, * = dropped by the fit's outlier rule. LOSO leaves a source "
@@ -60,7 +60,7 @@ def report(table, fitted, dropped, train, loso, loso_values, all_rows: bool, sen
               "second CDNA3 source, and the rates stay in their physical ranges. Their own numbers, for the record "
               "(ms per output token: the published baseline; weights: the fp8 layer's active bytes over 8 GPUs at the "
               "datasheet's peak bandwidth; the rest spread over the small and MoE kernels each layer launches, "
-              "`advisor.model.kernels`):", "",
+              "`advisor.model.gpu.kernels`):", "",
               "| source | setup | ms per output token | µs per layer | of it, weights | small and MoE kernels per "
               "layer | rest per kernel |", "|---|---|---|---|---|---|---|"]
     for source, what, per_token, layer, weights, kernels, rest in rows8_9:
@@ -74,11 +74,11 @@ def report(table, fitted, dropped, train, loso, loso_values, all_rows: bool, sen
               "carries the difference."]
     lines += ["", "## Parameters", "",
               "The prior is the value before this fit (or a weak physical guess for a new parameter); **shipped** is "
-              "`advisor/model/enginecost.py`'s `DEFAULT_*`; efficiencies are fractions of the datasheet peak. "
+              "`advisor/model/cost/enginecost.py`'s `DEFAULT_*`; efficiencies are fractions of the datasheet peak. "
               "*held*: kept at its prior (no fitted row wants it away from 0). *stage 2*: fitted on the rows of a "
               "kind no first-stage row has (S5's GDDR, S8's CDNA3) with the first stage's values held (a joint fit "
               "let those rows pull the shared parameters and put §1's H100 steps up to 9% too slow). "
-              "`layer_floor_graph` is quoted per 6 small kernels, a dense layer's (`advisor.model.kernels`); GEMMs "
+              "`layer_floor_graph` is quoted per 6 small kernels, a dense layer's (`advisor.model.gpu.kernels`); GEMMs "
               "carry no floor. Before issue 24's refit it was 4.2 µs per 10 kernels, GEMMs included, and the "
               "generations carried catch-alls: Blackwell's floors 3.1x and matmuls 0.11x Hopper's (from S4), "
               "CDNA3's floors 7.9x.", "",
@@ -122,8 +122,8 @@ def report(table, fitted, dropped, train, loso, loso_values, all_rows: bool, sen
               f"1.3B draft's: {yan[0]:+.0%} on H100, {yan[1]:+.0%} on A100 (published: −49%, GPU not given).",
               "", "## Compute that decode hides only in part", "",
               "The 8B target step on one H100 at N_kv = 4096 (8 sequences × 512 tokens) against §1's fitted formula, "
-              "N batched tokens = 1 … 1024 (shipped defaults). §1's data reach N ≈ 64·(k+1); past that the formula is "
-              "a linear extrapolation, and the model turns compute-bound.", "",
+              "N batched tokens = 1 … 1024 (shipped defaults). §1's data reach N ≈ 64·(k+1); past that the "
+              "formula is a linear extrapolation, and the model turns compute-bound.", "",
               "| N | §1 formula, ms | model, ms | error |", "|---|---|---|---|"]
     for n, f, t in overlap_curve(SHIPPED):
         lines.append(f"| {n} | {f:.2f} | {t:.2f} | {t / f - 1:+.1%} |")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from advisor.model.engines import ENGINES
+from advisor.model.cost.engines import ENGINES
 
 from .fit import median_abs
 from .params import efficiencies, for_engine
@@ -19,7 +19,7 @@ def engine_lines(table, published, fit_pred, loso) -> list[str]:
     """One line per engine: its sources, rows, median |error| of the fit and of the leave-one-source-out."""
     lines = ["", "## By engine", "",
              "Each engine's own terms (`params.ENGINE_TERMS`) are fitted on its rows; the physics is shared. "
-             "`recommend` ships vLLM's terms (`advisor/model/enginecost.py`); the other engines' are in the "
+             "`recommend` ships vLLM's terms (`advisor/model/cost/enginecost.py`); the other engines' are in the "
              "Parameters table.",
              "", "| engine | sources | rows | median abs error (fit) | LOSO median |", "|---|---|---|---|---|"]
     for engine, name in ENGINE_NAMES.items():

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from advisor.model.acceptance import expected_tokens
-from advisor.model.costmodel import draft_pass, step_time
+from advisor.model.acceptance.conventions import expected_tokens
+from advisor.model.cost.costmodel import draft_pass, step_time
 from advisor.profiles.catalog import load_model
 
 from .moe_rows import moe_rows

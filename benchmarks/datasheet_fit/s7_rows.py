@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from advisor.model.costmodel import grouped_gemm_time, pnorm
-from advisor.model.kernels import MOE_DISPATCH
+from advisor.model.cost.costmodel import grouped_gemm_time, pnorm
+from advisor.model.gpu.kernels import MOE_DISPATCH
 from advisor.profiles.catalog import load_hardware, load_model
 
 from .params import engine_cost
@@ -35,7 +35,7 @@ def dsr1_step_ms(v: dict, k: int) -> float:
 
 def fused_moe_us(v: dict, tokens: int) -> float:
     """One Hy3 FusedMoE layer on one of 8 H20s (TP8/EP1), µs: the grouped GEMMs under the MoE kernels' floors, as
-    `costmodel.forward_pass` adds them (tests/model/test_gemm.py checks the same against the shipped defaults)."""
+    `costmodel.forward_pass` adds them (tests/model/cost/test_gemm.py checks the same against the shipped defaults)."""
     cost = engine_cost(H20, v, "fp8")
     gemm = grouped_gemm_time(HY3, cost, tokens, 8) / HY3.moe_layers
     return float(pnorm(gemm, MOE_DISPATCH * cost.moe_kernel_floor, cost.floor_exponent)) * 1e6

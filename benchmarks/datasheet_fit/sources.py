@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from advisor.model.engines import ENGINES
-from advisor.model.hardware import Hardware
+from advisor.model.cost.engines import ENGINES
+from advisor.model.gpu.hardware import Hardware
 from advisor.profiles.catalog import load_hardware, load_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,7 +85,7 @@ MI300X_MTP = [(1, 17348, 8229), (2, 17162, 8408), (4, 17948, 9737), (8, 19919, 1
 
 # §7 (added 2026-12-03)
 # one FusedMoE layer, µs by tokens in the step, TP8/EP1, Triton (vLLM's default kernel); 1024 tokens left out: there
-# Triton's default config runs at 653 µs where CUTLASS takes 438 (tests/model/test_gemm.py)
+# Triton's default config runs at 653 µs where CUTLASS takes 438 (tests/model/cost/test_gemm.py)
 HY3_FUSED_MOE_TRITON_US = [(4, 56.4), (16, 124.2), (32, 184.3), (64, 374.9), (128, 302.9), (256, 310.9), (512, 331.6)]
 HY3_H20_TPOT = [(1, 8.00), (4, 11.14), (8, 13.49), (16, 17.98), (32, 24.13), (64, 31.10)]  # batch, ms (default)
 DSR1_B200_MTP = [(0, 1.00, 111), (1, 1.92, 198), (2, 2.58, 250), (3, 2.82, 253), (4, 2.99, 245),

@@ -1,5 +1,5 @@
 """Tensor parallelism's all-reduce, measured directly: the ladder of message sizes, timing it through the engine, and
-the fit of `advisor.model.costmodel.allreduce_time`'s two terms.
+the fit of `advisor.model.cost.costmodel.allreduce_time`'s two terms.
 
 Why not fit them from step times with the rest: a step at TP = N pays 2·layers all-reduces, and for one model the
 per-call latency × 2·layers is a constant per step, inseparable from `step_overhead`; the per-byte term is likewise
@@ -82,7 +82,7 @@ def measure(engine, max_tokens: int, repeats: int = REPEATS, calls: int = CALLS)
 def fit_block(block: dict, norm_s: float = 0.0) -> AllReduceFit:
     """The fit of a profile's `allreduce` block, from each size's median. A size timed "fused" ran FlashInfer's
     all-reduce + residual add + RMSNorm in one kernel, and the cost model charges that norm apart (a small kernel's
-    floor, `norm_s`: advisor.model.kernels NORMS per layer), so it is taken out of those sizes before the fit."""
+    floor, `norm_s`: advisor.model.gpu.kernels NORMS per layer), so it is taken out of those sizes before the fit."""
     points = block["points"]
     seconds = [float(np.median(p["samples"])) - (norm_s if p.get("timed") == "fused" else 0.0) for p in points]
     return fit_allreduce(int(block["tensor_parallel_size"]), [p["bytes"] for p in points],

@@ -1,6 +1,6 @@
 """Microbenchmarks: the grid of step shapes to time, what it will cost, and timing one point through the engine.
 
-Every point is one forward-step shape the advisor predicts with `advisor.model.costmodel`:
+Every point is one forward-step shape the advisor predicts with `advisor.model.cost.costmodel`:
   prefill  B prompts of q tokens, nothing cached                       -> prefill_time(B, q)
   decode   B sequences, 1 new token each, `steps` steps from context L  -> step_time(B, 1, L + 1 + (steps-1)/2)
   verify   B sequences, q new tokens each on L cached (q = k+1)         -> step_time(B, q, L), sampling one row per
@@ -23,9 +23,9 @@ from importlib import metadata
 
 import numpy as np
 
-from advisor.model.costmodel import prefill_time, step_time
-from advisor.model.enginecost import EngineCost
-from advisor.model.modelspec import ModelSpec
+from advisor.model.cost.costmodel import prefill_time, step_time
+from advisor.model.cost.enginecost import EngineCost
+from advisor.model.shape.modelspec import ModelSpec
 from advisor.profiles import visible_gpu
 from calibration.engine.platform import nvml_bindings
 from calibration.engine.uniform_verify import uniform_verify

@@ -1,4 +1,5 @@
-"""Fit the advisor's cost model (`advisor.model.enginecost.EngineCost`) to measured step times, and finish a profile.
+"""Fit the advisor's cost model (`advisor.model.cost.enginecost.EngineCost`) to measured step times, and finish a
+profile.
 
 The fitted function is the one `recommend` evaluates (`calibration.calibrate.bench.predict`, i.e. `step_time` and
 `prefill_time`), so the error reported on held-out points is the error of the advisor's own predictions.
@@ -15,9 +16,9 @@ admission cost, which only the benchmark pays.
 At tensor parallelism N > 1 every step also pays 2·layers all-reduces; their two terms are measured on their own
 (allreduce.py: the per-call latency would be one more per-step constant here) and held fixed in the step fit.
 A profile's fit (`fit_profile`) takes every model's points at their time with the drift between rounds taken out
-(`rounds.point_times`) and is judged on its held-out points: saved as "fitted" when every model's held-out median error is within MAX_HELDOUT_MEDIAN_ERROR, else
-as "unfit" with the reason; the raw samples are kept either way, so a fit can be redone (`fit_profile` again) or more
-rounds added with `calibrate --repeats N --resume`.
+(`rounds.point_times`) and is judged on its held-out points: saved as "fitted" when every model's held-out median error
+is within MAX_HELDOUT_MEDIAN_ERROR, else as "unfit" with the reason; the raw samples are kept either way, so a fit can
+be redone (`fit_profile` again) or more rounds added with `calibrate --repeats N --resume`.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from advisor.errors import InputError
-from advisor.model.enginecost import Calibrated, EngineCost, calibrated_fields
-from advisor.model.kernels import DENSE_LAYER_KERNELS
-from advisor.model.modelspec import ModelSpec
+from advisor.model.cost.enginecost import Calibrated, EngineCost, calibrated_fields
+from advisor.model.gpu.kernels import DENSE_LAYER_KERNELS
+from advisor.model.shape.modelspec import ModelSpec
 from advisor.profiles.catalog import load_hardware
 from calibration.calibrate import allreduce, bench
 from calibration.calibrate import profile_file as prof
@@ -59,7 +60,7 @@ UNKNOWNS = tuple(f.how for f in GRID) + ADMISSION  # x, the vector the solver mo
 OPTIONAL = ("overlap_exponent",)
 # The fewest points a model's grid must leave to fit (2 per unknown once the optional ones are held) and to hold out.
 MIN_TRAINING_POINTS, MIN_HELD_OUT = 2 * (len(UNKNOWNS) - len(OPTIONAL)), 2
-# vLLM dtypes -> advisor.model.modelspec.BYTES_PER_PARAM keys (the weights' bytes per parameter in the cost model)
+# vLLM dtypes -> advisor.model.shape.modelspec.BYTES_PER_PARAM keys (the weights' bytes per parameter in the cost model)
 WEIGHT_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16"}
 
 
@@ -188,8 +189,9 @@ def fit_cost(model: ModelSpec, points: list[Point], times, heldout: list[bool], 
              weight_dtype: str = "bf16", fixed: dict | None = None, tp: int = 1) -> Fit:
     """Least-squares fit of the EngineCost parameters the grid identifies (`grid_for`), and the admission cost, to
     `times` (seconds, one per point, measured on `tp` GPUs) on the points not held out; errors reported on both sets.
-    `fixed`: values of other EngineCost fields (default: theirs; at tp > 1 the measured all-reduce terms). With fewer than two training points per unknown, the OPTIONAL ones
-    are held at their defaults (`Fit.held`) before the fit is refused."""
+    `fixed`: values of other EngineCost fields (default: theirs; at tp > 1 the measured all-reduce terms). With fewer
+    than two training points per unknown, the OPTIONAL ones are held at their defaults (`Fit.held`) before the fit is
+    refused."""
     fixed = dict(fixed or {})
     times = np.asarray(times, dtype=float)
     heldout = np.asarray(heldout, dtype=bool)

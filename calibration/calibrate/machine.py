@@ -13,7 +13,7 @@ import os
 from dataclasses import replace
 
 from advisor.errors import InputError
-from advisor.model.enginecost import EngineCost
+from advisor.model.cost.enginecost import EngineCost
 from advisor.profiles.calibrated import newest_fit_on
 from advisor.profiles.catalog import load_hardware
 from advisor.profiles.localgpu import match_profile

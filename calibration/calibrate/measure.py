@@ -32,7 +32,7 @@ from rich.progress import (
 )
 
 from advisor.errors import InputError
-from advisor.vllm import DRAFT_MODEL_CUDAGRAPH_MODE, UNIFORM_VERIFY_METHOD
+from advisor.vllm.runner import DRAFT_MODEL_CUDAGRAPH_MODE, UNIFORM_VERIFY_METHOD
 from calibration.calibrate import allreduce, bench
 from calibration.calibrate import profile_file as prof
 from calibration.calibrate.bench import point_of
@@ -151,9 +151,10 @@ class EngineJob:
 
 def engine_jobs(role: str, run_of: Callable, gpu: bool) -> Iterator[EngineJob]:
     """The engines a model is measured in, as vLLM 0.32's V2 runner runs a draft_model step on a GPU: the draft with
-    cudagraph_mode NONE (advisor.vllm DRAFT_MODEL_CUDAGRAPH_MODE); the target in its own engine, then, on a GPU, one
-    engine per verification width q among its uniform points (k = q - 1 drafts for every sequence: advisor.vllm
-    UNIFORM_VERIFY_METHOD). Lazy: the widths are read after the target's engine, which may re-size the grid."""
+    cudagraph_mode NONE (advisor.vllm.runner DRAFT_MODEL_CUDAGRAPH_MODE); the target in its own engine, then, on a
+    GPU, one engine per verification width q among its uniform points (k = q - 1 drafts for every sequence:
+    advisor.vllm.runner UNIFORM_VERIFY_METHOD). Lazy: the widths are read after the target's engine, which may re-size
+    the grid."""
     yield EngineJob(role, {"cudagraph_mode": DRAFT_MODEL_CUDAGRAPH_MODE} if gpu and role == "draft" else {})
     if role == "target":
         for q in sorted({m.new_tokens for m in run_of().points if m.uniform}):

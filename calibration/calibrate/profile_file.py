@@ -12,11 +12,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from advisor.atomic_write import write_atomic
 from advisor.errors import InputError
-from advisor.model.enginecost import calibrated_fields
+from advisor.fileio.atomic_write import write_atomic
+from advisor.model.cost.enginecost import calibrated_fields
 from advisor.profiles.calibrated import KIND, SCHEMA_VERSION, read
-from advisor.vllm import MAX_NUM_BATCHED_TOKENS
+from advisor.vllm.defaults import MAX_NUM_BATCHED_TOKENS
 
 
 class Strict(BaseModel):

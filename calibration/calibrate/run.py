@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from advisor.errors import InputError
-from advisor.model.config_reader import spec_from_config
+from advisor.model.shape.config_reader import spec_from_config
 from advisor.profiles.calibrated import arch_of, calibrations_dir, cost_of, shown
 from advisor.profiles.catalog import _lookup, load_model
 from calibration.calibrate import bench

@@ -127,7 +127,7 @@ def _fused_tokens(worker, world_size: int, hidden: int, dtype) -> int:
 
 def _fused_call(x, world_size: int, max_tokens: int):
     """FlashInfer's all-reduce + residual add + RMSNorm on x, as the fused layers call it."""
-    from vllm.compilation.passes.fusion.allreduce_rms_fusion import flashinfer_comm
+    from vllm.compilation.passes.fusion.allreduce_rms_fusion import flashinfer_comm  # CUDA builds of vLLM only
 
     residual, gamma = torch.zeros_like(x), torch.ones(x.shape[-1], dtype=x.dtype, device=x.device)
     pattern = flashinfer_comm.AllReduceFusionPattern.kARResidualRMSNorm

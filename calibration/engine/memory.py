@@ -8,7 +8,7 @@ each one's free memory is within a margin of what it was before the engine start
 
 NVML is read through the `nvml` extra's bindings, else through the copy vLLM ships (vllm/third_party/pynvml.py, what
 its CUDA platform reads the device with): a GPU machine without the extra still knows its memory, so the engine
-still takes `vllm serve`'s batch limits (advisor.vllm `batch_defaults`, by memory class) and still waits.
+still takes `vllm serve`'s batch limits (advisor.vllm.defaults `batch_defaults`, by memory class) and still waits.
 """
 
 from __future__ import annotations

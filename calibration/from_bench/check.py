@@ -4,8 +4,8 @@ what they measured.
 Both runs are predicted at their own load (concurrency or request rate, mean prompt and output lengths) with
 the speculative run's k and its measured per-position acceptance (from the file, or exact from /metrics scrapes),
 through `predict` (the advisor's serving model) and the costs `recommend` would use (a calibration that applies,
-else the datasheet). The verdict is judged as `recommend` judges it (advisor.verdict.rule): the predicted one from
-the predicted end-to-end speedup, the low end of its 80% interval (α's interval and the cost model's own error, as
+else the datasheet). The verdict is judged as `recommend` judges it (advisor.advice.verdict.rule): the predicted one
+from the predicted end-to-end speedup, the low end of its 80% interval (α's interval and the cost model's own error, as
 `recommend` takes it), and the throughput speedup; the measured one from the measured speedups, where the
 measurement is its own low end.
 """
@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from advisor.confidence import cost_sigmas
+from advisor.advice.confidence import cost_sigmas
+from advisor.advice.verdict import rule
 from advisor.errors import InputError
 from advisor.measured.posterior import acceptance_from_counts
-from advisor.model.acceptance import Acceptance
-from advisor.model.speculative import Setup
+from advisor.model.acceptance.conventions import Acceptance
+from advisor.model.cost.speculative import Setup
 from advisor.model.uncertainty import CostError, band
-from advisor.verdict import rule
 from calibration.from_bench.predict import Predicted, predict
 from calibration.from_bench.runs import BenchRun, Measured
 

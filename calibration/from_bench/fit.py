@@ -25,9 +25,9 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from advisor.errors import InputError
-from advisor.model.enginecost import CalibratedField, EngineCost, calibrated_fields
-from advisor.model.modelspec import ModelSpec
-from advisor.model.speculative import Setup
+from advisor.model.cost.enginecost import CalibratedField, EngineCost, calibrated_fields
+from advisor.model.cost.speculative import Setup
+from advisor.model.shape.modelspec import ModelSpec
 from calibration.calibrate.fit import LOSS_SCALE, _unknown, _value  # the microbenchmark fit's units and loss
 from calibration.from_bench.predict import predict
 from calibration.from_bench.runs import BenchRun

@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from advisor.errors import InputError
-from advisor.json_input import parse_json
+from advisor.fileio.json_input import parse_json
 from calibration.from_bench.runs import BenchRun, Load, Measured, bench_result, validation_problem
 
 

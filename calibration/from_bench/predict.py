@@ -1,7 +1,7 @@
 """The advisor's prediction of a `vllm bench` run's timings, from the cost model at the run's exact load.
 
   latency  B prompts decoded together: `speculative.request_times`, the shape that bench measures.
-  serve    a replica under load, as `advisor.model.capacity` models one: T the decode time per output token at
+  serve    a replica under load, as `advisor.model.cost.capacity` models one: T the decode time per output token at
            B sequences decoding (a plain step, or an iteration / tokens per step), t_pf one prompt's prefill
            (target, plus the draft's with speculation), ρ = λ·t_pf the engine's share spent prefilling:
     open loop  (--request-rate r):  λ = r, B from λ(B) = B / ((O-1)·T(B) + B·t_pf);
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.errors import InputError
-from advisor.model import truncation
-from advisor.model.acceptance import survival_per_position
-from advisor.model.costmodel import chunks, prefill_time
-from advisor.model.speculative import Setup, request_times
+from advisor.model.acceptance import truncation
+from advisor.model.acceptance.conventions import survival_per_position
+from advisor.model.cost.costmodel import chunks, prefill_time
+from advisor.model.cost.speculative import Setup, request_times
 from calibration.from_bench.runs import BenchRun, Load
 
 FIXED_POINT_ROUNDS = 60

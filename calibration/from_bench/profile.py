@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from advisor.errors import InputError
-from advisor.model.enginecost import EngineCost, calibrated_fields, is_cpu
+from advisor.model.cost.enginecost import EngineCost, calibrated_fields, is_cpu
 from advisor.profiles.calibrated import arch_of, calibrations_dir, shown
 from advisor.profiles.catalog import load_hardware, load_model
 from calibration.calibrate import profile_file as prof

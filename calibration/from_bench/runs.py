@@ -14,7 +14,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from advisor.errors import InputError
-from advisor.json_input import parse_json
+from advisor.fileio.json_input import parse_json
 from advisor.measured.counts import Counts
 
 

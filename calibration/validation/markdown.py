@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from advisor.verdict import ENABLE_THRESHOLD
+from advisor.advice.verdict import ENABLE_THRESHOLD
 from calibration.engine.testpair import family_arch
 
 # The targets of issue 4. They are reported as met or missed, never adjusted to the result.
@@ -23,14 +23,14 @@ def targets(grid: dict) -> dict[str, float]:
 
 MODEL_NOTES = [
     "## How the prediction is made, and what validation changed in the model", "",
-    "Each speculative point is predicted by `advisor.model.speculative.request_times` from the calibrated costs of "
-    "target and draft and the tokens per step the engine measured (decode tokens / target steps). The first "
+    "Each speculative point is predicted by `advisor.model.cost.speculative.request_times` from the calibrated costs "
+    "of target and draft and the tokens per step the engine measured (decode tokens / target steps). The first "
     "validation runs missed; these were the causes, each now part of the model or of the measurement:", "",
     "1. **The draft's first pass reads k+1 tokens per sequence** (k+2 for a draft model, whose proposer keeps one "
     "more slot). vLLM's draft proposer feeds its first forward "
     "the whole verification input (accepted and rejected positions) to refresh the draft's KV cache; only the "
     "other k−1 passes bring one token. On a CPU multi-token steps cost milliseconds more "
-    "(`advisor/model/speculative.py`, `Setup.draft_time`).",
+    "(`advisor/model/cost/speculative.py`, `Setup.draft_time`).",
     "2. **Tokens per step from target steps, not 1 + accepted/drafts.** The counters also count drafts accepted "
     "past `max_tokens` in a request's last step, which the output truncates: at k = 5 and high acceptance that "
     "read as more than k+1 tokens per step. Steps are decode tokens − accepted, and never fewer than the drafts "
@@ -48,7 +48,7 @@ MODEL_NOTES = [
     "16-21% too fast and every batch-4 speedup too low (median −18%). The target's bf16 projections take "
     "4.3-6.9 ms for one row and 8.1-12.1 ms for two on this machine (`benchmarks/bench_gemm_switch.py`), then "
     "~1.6 ms per extra row; the overhead now applies when B·q > 1 "
-    "(`advisor/model/costmodel.py`, `step_time`). Refitted from the same raw samples, the test pair's calibration "
+    "(`advisor/model/cost/costmodel.py`, `step_time`). Refitted from the same raw samples, the test pair's calibration "
     "misses its held-out points by 6.0% at worst instead of 19.1% (the shipped tiny pair's: 8.6% instead of 22.6%).",
     "6. **One run is not a measurement.** On this shared 2-vCPU machine the same work measures differently from "
     "one generate call to the next and from one engine instance to the next: ten calls on one baseline engine "
@@ -64,16 +64,16 @@ MODEL_NOTES = [
     "7. **A short output ends mid-step.** The decision took tokens per step from the acceptance (1 + Σ p_i: "
     "5.58 at k = 5 for the quietest pair), but a 64-token request stops inside its last step, whose tokens past "
     "`max_tokens` are thrown away: it measured 5.25. The model now counts the steps to finish m decode tokens "
-    "exactly, T(m) = 1 + Σ_x P(X = x)·T(m − x), and uses m / T(m) (`advisor/model/truncation.py`, in `recommend`, "
-    "plots, reviews and this check). From each run's own counters it reproduces the measured tokens per step "
-    "within 0.37% (median over the draft_model points; 1 + Σ p_i: 1.1%); with it k agreement on this grid rose "
+    "exactly, T(m) = 1 + Σ_x P(X = x)·T(m − x), and uses m / T(m) (`advisor/model/acceptance/truncation.py`, in "
+    "`recommend`, plots, reviews and this check). From each run's own counters it reproduces the measured tokens per "
+    "step within 0.37% (median over the draft_model points; 1 + Σ p_i: 1.1%); with it k agreement on this grid rose "
     "from 86.7% to 93.3%. At 200 output tokens and k ≤ 4 it moves E by under 1%.",
     "8. **A draft pass is not an engine step** (issue 13). vLLM runs a step's k draft passes inside the target's "
     "engine step (`gpu_model_runner.sample_tokens` → `propose_draft_token_ids` → `SpecDecodeBaseProposer.propose`), "
     "so a pass no longer pays the draft engine's own step overhead, which the draft's calibration measures in its "
     "own engine, but `draft_pass_overhead` (not seen by calibrate's grid: its default) and its forward pass; the "
     "per-sequence and per-token work it repeats every pass (positions, slot mappings, attention metadata, argmax) "
-    "it does pay (`advisor/model/costmodel.py`, `draft_pass`). Re-analysed with passes charged only the fixed "
+    "it does pay (`advisor/model/cost/costmodel.py`, `draft_pass`). Re-analysed with passes charged only the fixed "
     "overhead and the forward, these measurements missed badly (TPOT median 8.0%, p90 14.4%, k 86.7%, verdict "
     "80.0%: speculation at batch 4-16 up to 20% too fast); with the draft's per-sequence and per-token costs in "
     "every pass they give the table above (the previous model: 3.6%, 10.0%, 93.3%, 93.3%). The same change "

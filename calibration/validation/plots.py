@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.lines import Line2D
 
-from advisor.model.speculative import tpot_speedup_alpha
-from advisor.model.truncation import alpha_for_tokens_per_step
+from advisor.model.acceptance.truncation import alpha_for_tokens_per_step
+from advisor.model.cost.speculative import tpot_speedup_alpha
 from advisor.render import plot_style as st
 from calibration.validation.report import Costs
 

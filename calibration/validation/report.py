@@ -1,16 +1,16 @@
 """Predicted vs measured: the advisor's model given the measured acceptance, the errors, the decision check.
 
-For every speculative point the prediction is `advisor.model.speculative.request_times` at the measured tokens per step
-E (so acceptance is not what is being validated here: the cost model is), with the calibrated EngineCost of
+For every speculative point the prediction is `advisor.model.cost.speculative.request_times` at the measured tokens per
+step E (so acceptance is not what is being validated here: the cost model is), with the calibrated EngineCost of
 target and draft. Speedups are baseline / speculative at the same (batch, prompt, output) shape:
   TPOT speedup = TPOT_base / TPOT_spec        e2e speedup = e2e_base / e2e_spec
 error = predicted / measured − 1. With several passes over the engines, a point is its median-TPOT pass and the
 baseline the median of all its runs (`typical`, `baselines`).
 Decision check, per scenario (method, pair, batch, prompt, output): the advisor picks, from the acceptance
 measured once at the largest k, the k ∈ {0} ∪ grid with the best predicted e2e speedup (as `advise` does, with
-the tokens per step each k gets over the scenario's out_len − 1 decode tokens: `advisor.model.truncation`); it is right
-when that k measured within DECISION_TOLERANCE of the fastest. The verdict is the advisor's own rule applied to
-both sides: enable when the best end-to-end speedup reaches ENABLE_THRESHOLD (1.10x; a smaller gain is "not worth
+the tokens per step each k gets over the scenario's out_len − 1 decode tokens: `advisor.model.acceptance.truncation`);
+it is right when that k measured within DECISION_TOLERANCE of the fastest. The verdict is the advisor's own rule applied
+to both sides: enable when the best end-to-end speedup reaches ENABLE_THRESHOLD (1.10x; a smaller gain is "not worth
 a second model"), so a 1.05x measured gain agrees with a "disable". The weaker question "any gain at all
 (> 1.00x)?" is reported beside it (`gain_agreement`); near 1.00x it is decided by the machine's noise.
 """
@@ -21,13 +21,13 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from advisor.model.acceptance import survival_per_position
-from advisor.model.enginecost import DEFAULT_SPEC_OVERHEAD_S, EngineCost
-from advisor.model.modelspec import ModelSpec
-from advisor.model.speculative import Setup, request_times
-from advisor.model.truncation import tokens_per_step
-from advisor.verdict import ENABLE_THRESHOLD, rule
-from advisor.vllm import sync_penalty
+from advisor.advice.verdict import ENABLE_THRESHOLD, rule
+from advisor.model.acceptance.conventions import survival_per_position
+from advisor.model.acceptance.truncation import tokens_per_step
+from advisor.model.cost.enginecost import DEFAULT_SPEC_OVERHEAD_S, EngineCost
+from advisor.model.cost.speculative import Setup, request_times
+from advisor.model.shape.modelspec import ModelSpec
+from advisor.vllm.runner import sync_penalty
 from calibration.validation.grid import SYNC_BASELINE, Run, grouped, is_baseline, point_of, shape_of
 from calibration.validation.noise import baseline_runs, drift, instance_spread, pass_spread, passes_run
 
@@ -157,8 +157,8 @@ def compare(runs: list[Run], costs: Costs) -> list[dict]:
 
 
 def survival_at(run: Run, ks) -> np.ndarray:
-    """The step-size survival curve (`advisor.model.acceptance.survival_per_position`) at each k ≤ the run's own k, from
-    its counters: s_j = f·p_(j-1) for 1 ≤ j ≤ k, with p_i = per_position[i] / drafts (vLLM's unconditional
+    """The step-size survival curve (`advisor.model.acceptance.conventions.survival_per_position`) at each k ≤ the run's
+    own k, from its counters: s_j = f·p_(j-1) for 1 ≤ j ≤ k, with p_i = per_position[i] / drafts (vLLM's unconditional
     per-position rate) and f = drafts / target steps (< 1 when n-gram finds no match). Summed over the last axis:
     E = 1 + f·Σ_{i<k} p_i."""
     return survival_per_position(run.draft_share * np.asarray(run.per_position, dtype=float) / max(run.drafts, 1), ks)

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from advisor.vllm import NGRAM_LOOKUP_VALIDATION, speculative_dict
+from advisor.vllm.command import speculative_dict
+from advisor.vllm.defaults import NGRAM_LOOKUP_VALIDATION
 from calibration.engine.testpair import TestPair, make_pair
 from calibration.engine.vllm_engine import open_engine
 from calibration.measure_acceptance import delta, snapshot_counts
@@ -100,10 +101,10 @@ def run_grid(grid: Grid, workdir: str | Path | None = None, opener: Callable | N
              saved: Callable[[Measured], None] = lambda _: None,
              gpu_memory_utilization: float | None = None) -> Measured:
     """Generate the pairs, start each engine in turn, measure every shape on it. `opener(model, spec_config)`
-    starts an engine (default: calibration.engine.vllm_engine.open_engine); a failure is recorded per point. `saved(measured)` is
-    called after every engine, so an interrupted run keeps what it measured; given those runs back as `before`,
-    the engines they cover are skipped (the same pairs and prompts: same seed), which is how a run resumes and how
-    `grid.passes` beyond the earlier run's add passes to it."""
+    starts an engine (default: calibration.engine.vllm_engine.open_engine); a failure is recorded per point.
+    `saved(measured)` is called after every engine, so an interrupted run keeps what it measured; given those runs back
+    as `before`, the engines they cover are skipped (the same pairs and prompts: same seed), which is how a run resumes
+    and how `grid.passes` beyond the earlier run's add passes to it."""
     opener = opener or (lambda model, spec, **more: open_engine(
         model, speculative_config=spec, max_model_len=_max_len(grid), skip_tokenizer_init=True,
         tensor_parallel_size=grid.tensor_parallel_size, gpu_memory_utilization=gpu_memory_utilization, **more))

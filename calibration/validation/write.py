@@ -14,12 +14,12 @@ from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from advisor.atomic_write import write_atomic
 from advisor.errors import InputError
+from advisor.fileio.atomic_write import write_atomic
 from advisor.profiles.calibrated import costs_for
 from advisor.profiles.catalog import load_hardware, load_model
-from advisor.vllm import async_scheduling_default
 from advisor.render.plot_style import save
+from advisor.vllm.runner import async_scheduling_default
 from calibration.calibrate.machine import detect_hardware, device_info
 from calibration.engine.platform import on_cpu
 from calibration.engine.testpair import family_arch, write_configs
@@ -102,7 +102,7 @@ def validate_command(*, out: str, scales: str, ks: str, batches: str, prompt_len
 
 
 def sync_ngram() -> bool:
-    """Whether vLLM here runs ngram synchronously beside an async baseline (a GPU: advisor.vllm
+    """Whether vLLM here runs ngram synchronously beside an async baseline (a GPU: advisor.vllm.runner
     `async_scheduling_default`), so validate adds a synchronous baseline to compare n-gram with."""
     cpu = on_cpu()
     return async_scheduling_default(None, cpu=cpu) != async_scheduling_default("ngram", cpu=cpu)

@@ -24,7 +24,7 @@ def shipped(fit_script):
 
 
 def test_the_shipped_defaults_are_the_ones_the_script_reports(fit_script):
-    from advisor.model import enginecost
+    from advisor.model.cost import enginecost
 
     assert fit_script.SHIPPED["overlap_exponent"] == enginecost.DEFAULT_OVERLAP_EXPONENT
     assert fit_script.SHIPPED["step_overhead"] == enginecost.DEFAULT_STEP_OVERHEAD_S

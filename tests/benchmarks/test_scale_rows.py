@@ -1,11 +1,12 @@
 """The scale model against scale-notes.md §2.4's per-GPU decode rows (benchmarks/scale_rows.py), as measured on
 2026-12-04 after issue 33's refit with a fitted all-reduce latency: with the overlap fitted to all rows (0.18) the
 errors are +11%, +25%, +31%, -11%, -10% (in sample: median 11%); each source left out, the median error is 23%
-(docs/scale.md), within issue 38's 25%. The llm-d rows are over-predicted and SGLang's and DeepSeek's under-predicted at any one overlap."""
+(docs/scale.md), within issue 38's 25%. The llm-d rows are over-predicted and SGLang's and DeepSeek's under-predicted at
+any one overlap."""
 
 import statistics
 
-from advisor.model.scale import DBO_OVERLAP
+from advisor.model.parallel.scale import DBO_OVERLAP
 from benchmarks.scale_rows import PAGE, ROWS, leave_one_source_out, predict, table
 
 

@@ -5,8 +5,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from advisor.advice.recommendation_json import from_json
 from advisor.cli.app import app, main
-from advisor.recommendation_json import from_json
 
 runner = CliRunner()
 BASE = ["recommend", "--prompt-len", "8000", "--out-len", "200"]

@@ -4,8 +4,8 @@ import contextlib
 import io
 import json
 
+from advisor.advice.recommendation_json import from_json
 from advisor.cli.app import main
-from advisor.recommendation_json import from_json
 
 DONE_WHEN = ["--target", "llama-3.1-8b-instruct", "--method", "compare", "--prompt-len", "1000", "--out-len", "200",
              "--batch", "8", "--task", "code"]

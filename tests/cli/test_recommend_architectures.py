@@ -2,9 +2,9 @@
 MoE with sliding windows + an EAGLE-3 head, and an fp8 MoE with an fp8 KV cache. Each report's weights per GPU, KV
 bytes per token and one decode step are checked against arithmetic written out here from the config values alone
 (not from the code under test): parameters counted by hand, bytes per parameter by format, and the datasheet model's
-decode step (advisor/model/costmodel.py: weights and KV streamed, compute under a p-norm, all-reduces, per-layer
+decode step (advisor/model/cost/costmodel.py: weights and KV streamed, compute under a p-norm, all-reduces, per-layer
 graph floor, the lm_head) at batch 1 and the mean decode context prompt + out / 2 = 2500. Floors by kernel (issue 24,
-advisor/model/kernels.py), counted here from the layer kinds: a small kernel's floor (norms, rotary, KV writes,
+advisor/model/gpu/kernels.py), counted here from the layer kinds: a small kernel's floor (norms, rotary, KV writes,
 attention, activations, router) is a sixth of a dense layer's (which launches six; GEMMs carry none), scaled by the
 GPU generation's; an MoE layer's five dispatch kernels (top-k, align, two grouped GEMMs, combine) take their own
 floor, under which the routed experts' bytes hide (a p-norm of exponent 2).
@@ -19,11 +19,11 @@ import pytest
 from advisor.cli.app import main
 
 GB = 1e9
-# The datasheet model's constants (advisor/model/costmodel.py), restated: the test fails if they move silently.
+# The datasheet model's constants (advisor/model/cost/costmodel.py), restated: the test fails if they move silently.
 BW_EFF, KV_BW_EFF, FLOPS_EFF = 0.87, 0.87, 0.63
 GRAPH_FLOOR_S, ALLREDUCE_LATENCY_S, MOE_FLOOR_S = 24e-6, 15.6e-6, 5.9e-6
 FLOOR_SCALE = {"h100": 1.0, "b200": 1.0}  # Hopper, data-center Blackwell (relative to Hopper's floors)
-# The share of the dense streaming rate at which the routed experts' grouped GEMMs stream (advisor/model/gemm.py,
+# The share of the dense streaming rate at which the routed experts' grouped GEMMs stream (advisor/model/cost/gemm.py,
 # issue 33): vLLM's Triton fused_moe on Hopper, measured on §7's FusedMoE table; unmeasured vendor kernels on
 # data-center Blackwell stream at the dense rate. At batch 1 their tile-padded compute stays under the streaming.
 GROUPED_SHARE = {"h100": 0.425, "b200": 1.0}
@@ -54,8 +54,8 @@ def _decode_step(*, layer_bytes: float, kv_read: float, lm_head_bytes: float, la
 def test_deepseek_v3_with_its_mtp_layer_on_8_b200(capsys):
     r = _report(capsys, "--target deepseek-v3 --method mtp --gpu b200 --num-gpus 8")
     h, vocab, layers, dense, moe = 7168, 129280, 61, 3, 58
-    # MLA: q_a 7168x1536, q_b 1536x(128 heads x (128 nope + 64 rope)), kv_a 7168x(512 + 64), kv_b 512x(128 x (128 + 128)),
-    # o (128 x 128)x7168
+    # MLA: q_a 7168x1536, q_b 1536x(128 heads x (128 nope + 64 rope)), kv_a 7168x(512 + 64), kv_b 512x(128 x (128 +
+    # 128)), o (128 x 128)x7168
     attention = h * 1536 + 1536 * 128 * 192 + h * 576 + 512 * 128 * 256 + 128 * 128 * h
     expert = 3 * h * 2048  # gate, up, down of moe_intermediate_size 2048
     dense_mlp, router = 3 * h * 18432, h * 256
@@ -128,7 +128,8 @@ def test_gpt_oss_120b_mxfp4_with_an_eagle3_head_on_one_h100(capsys, tmp_path):
     mxfp4 = (4 + 8 / 32) / 8  # 4-bit values, one 8-bit (e8m0) scale per 32: only the routed experts
     weights = layers * 128 * expert * mxfp4 + layers * (attention + h * 128) * 2 + 2 * vocab * h * 2
     assert r["memory"]["target_weights_gb"] == pytest.approx(weights / GB, rel=2e-3)  # expert biases left out
-    # the head: fused qkv from [embedding, state] (2h in), o, a SwiGLU MLP, its 32000-token lm_head and the 3h x h fusion
+    # the head: fused qkv from [embedding, state] (2h in), o, a SwiGLU MLP, its 32000-token lm_head and the 3h x h
+    # fusion
     head = 2 * h * (64 * 64 + 2 * 8 * 64) + 64 * 64 * h + 3 * h * 8192 + 32000 * h + 3 * h * h
     assert r["memory"]["draft_weights_gb"] == pytest.approx(head * 2 / GB, rel=1e-3)
     # 36 layers x 8 KV heads x 64 x K and V x 2 bytes (half the layers slide over 128 tokens, but vLLM admits a request

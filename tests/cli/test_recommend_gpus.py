@@ -4,9 +4,9 @@ and by an alias, and the report says which figures behind its costs are derived 
 import pytest
 from typer.testing import CliRunner
 
+from advisor.advice.recommendation_json import from_json
 from advisor.cli.app import app
 from advisor.profiles.catalog import load_hardware
-from advisor.recommendation_json import from_json
 from tests.profiles.test_hardware_profiles import NEW_GPUS
 
 runner = CliRunner()

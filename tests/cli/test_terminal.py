@@ -106,7 +106,7 @@ def test_usage_errors_are_one_line_without_tabs(capsys):
 
 
 def test_list_tasks_names_every_prior(capsys, monkeypatch):
-    from advisor.model.published import GENERAL, TASKS
+    from advisor.model.acceptance.published import GENERAL, TASKS
 
     monkeypatch.setenv("COLUMNS", "400")  # one line per task
     assert main(["list", "tasks"]) == 0

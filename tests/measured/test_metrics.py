@@ -215,7 +215,7 @@ def test_text_rendered_from_a_running_engine_parses_back(ngram_engine):
 
 def test_25_5_a_scrape_without_per_position_counters_gives_the_mean_alpha_and_says_per_position_is_unknown(
         tmp_path):
-    from advisor.model.acceptance import alpha_from_rate
+    from advisor.model.acceptance.conventions import alpha_from_rate
 
     text = "\n".join(line for line in NGRAM_TEXT.splitlines() if "per_pos" not in line) + "\n"
     found = parse(text, "no per-pos")

@@ -7,20 +7,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from advisor.advise import advise
+from advisor.advice.advise import advise
+from advisor.advice.resolve import AcceptanceInput, build_scenario
+from advisor.advice.verdict import ENABLE_THRESHOLD
 from advisor.errors import InputError
 from advisor.measured.counts import Counts
 from advisor.measured.from_metrics import acceptance_from_metrics
 from advisor.measured.metrics import render
-from advisor.model.uncertainty import from_median_error
 from advisor.measured.posterior import (
     acceptance_from_counts,
     alpha_posterior,
     beta_interval,
     summary,
 )
-from advisor.resolve import AcceptanceInput, build_scenario
-from advisor.verdict import ENABLE_THRESHOLD
+from advisor.model.uncertainty import from_median_error
 
 
 def counts_from_steps(accepted_per_step, k, drafted=None):

@@ -3,8 +3,17 @@
 import numpy as np
 import pytest
 
-from advisor.model.uncertainty import (COST, Z80, Z90, CostError, band, cost_sigma, from_median_error, ridge_tokens,
-                                       target_sigma)
+from advisor.model.uncertainty import (
+    COST,
+    Z80,
+    Z90,
+    CostError,
+    band,
+    cost_sigma,
+    from_median_error,
+    ridge_tokens,
+    target_sigma,
+)
 
 SIGMA = {"dense_memory_bound": 0.1, "compute_bound": 0.2, "moe": 0.3, "long_context": 0.25, "drafter": 0.4}
 

@@ -4,8 +4,8 @@ every speedup as it was."""
 import numpy as np
 import pytest
 
-from advisor.model.enginecost import EngineCost
-from advisor.model.speculative import Setup, request_times
+from advisor.model.cost.enginecost import EngineCost
+from advisor.model.cost.speculative import Setup, request_times
 from advisor.observe.anchor import Anchor, anchored, predicted_tpot
 
 

@@ -4,8 +4,8 @@ traffic's."""
 import numpy as np
 import pytest
 
-from advisor.model.speculative import tpot_speedup
-from advisor.model.truncation import tokens_per_step
+from advisor.model.acceptance.truncation import tokens_per_step
+from advisor.model.cost.speculative import tpot_speedup
 from advisor.observe.answer import Mix, best_per_batch, decode_gain, gains, runs
 
 

@@ -1,19 +1,20 @@
 """The property of issue 37: no command `recommend` pastes fails `preflight`, over the verdict sweep's scenarios,
 except where recommend says so itself before any number: an EAGLE head asked to draft past its trained context
-(the workload's own length: recommend warns with the words preflight prints). The sweep is tests/test_verdict.py's
-(GPUs, methods, pairs, TP, batches, lengths, acceptances, a fixed or chosen k); 60 examples, new ones each run."""
+(the workload's own length: recommend warns with the words preflight prints). The sweep is
+tests/advice/test_verdict.py's (GPUs, methods, pairs, TP, batches, lengths, acceptances, a fixed or chosen k); 60
+examples, new ones each run."""
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from tests.advice.test_verdict import GPUS, PAIRS
 
-from advisor.advise import advise
+from advisor.advice.advise import advise
+from advisor.advice.recommendation import from_advice
+from advisor.advice.resolve import AcceptanceInput, build_scenario
 from advisor.errors import InputError
-from advisor.model.enginecost import is_cpu
+from advisor.model.cost.enginecost import is_cpu
 from advisor.preflight.command import parse_serve
 from advisor.preflight.run import preflight
-from advisor.recommendation import from_advice
-from advisor.resolve import AcceptanceInput, build_scenario
-from tests.test_verdict import GPUS, PAIRS
 
 PAIRS_HERE = [*PAIRS, ("llama-3.3-70b-instruct", "eagle3", None), ("qwen3-30b-a3b", "eagle3", None),
               ("llama-3.1-8b-instruct", "ngram_gpu", None), ("llama-3.1-8b-instruct", "suffix", None)]

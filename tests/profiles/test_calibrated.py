@@ -9,8 +9,8 @@ import pytest
 
 from advisor.cli.app import main
 from advisor.errors import InputError
-from advisor.model.config_reader import spec_from_config
-from advisor.model.enginecost import DEFAULT_ALLREDUCE_LATENCY_S, calibrated_fields
+from advisor.model.cost.enginecost import DEFAULT_ALLREDUCE_LATENCY_S, calibrated_fields
+from advisor.model.shape.config_reader import spec_from_config
 from advisor.profiles import calibrated
 from advisor.profiles.calibrated import calibrations_dir, costs_for, newest_fit_on, read
 from advisor.profiles.catalog import load_hardware
@@ -71,8 +71,9 @@ def test_the_newest_fit_on_a_machine_sizes_its_next_grid():
 
 
 def test_recommend_without_a_matching_calibration_stays_on_the_datasheet_and_does_not_load_pydantic():
-    code = ("import sys; from advisor.resolve import engine_costs; from advisor.profiles.catalog import load_model, "
-            "load_hardware; t, d, s, _ = engine_costs(load_hardware('h100-sxm'), load_model('llama-3.1-8b-instruct'), "
+    code = ("import sys; from advisor.advice.resolve import engine_costs; "
+            "from advisor.profiles.catalog import load_model, load_hardware; "
+            "t, d, s, _ = engine_costs(load_hardware('h100-sxm'), load_model('llama-3.1-8b-instruct'), "
             "load_model('llama-3.2-1b-instruct'), None, 'bf16'); print(s.split()[0], 'pydantic' in sys.modules, "
             "any(m.startswith('calibration') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()

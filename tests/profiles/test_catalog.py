@@ -3,7 +3,7 @@ import json
 import pytest
 
 from advisor.errors import InputError
-from advisor.model.config_reader import spec_from_config
+from advisor.model.shape.config_reader import spec_from_config
 from advisor.profiles.catalog import load_hardware, load_model, names
 
 REQUIRED_GPUS = ["rtx-pro-6000-blackwell", "b200", "h200", "h100-sxm", "h100-pcie", "a100-80gb-sxm",

@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 
 from advisor.errors import InputError
-from advisor.model.published import Kind, Spread
+from advisor.model.acceptance.published import Kind, Spread
 from advisor.profiles.catalog import load_model, profiles_dir
 from advisor.profiles.drafters import all_kinds, kind_for, match
 

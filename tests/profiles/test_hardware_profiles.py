@@ -7,7 +7,7 @@ import tomllib
 import pytest
 
 from advisor.errors import InputError
-from advisor.model.hardware import ARCHITECTURES, FIGURES, Hardware
+from advisor.model.gpu.hardware import ARCHITECTURES, FIGURES, Hardware
 from advisor.profiles.catalog import load_hardware, names, profiles_dir
 
 BLACKWELL = ["b200", "b300", "gb200", "gb300", "rtx-pro-6000-blackwell", "rtx-5090"]

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from advisor import sweeps
-from advisor.advise import advise
+from advisor.advice import sweeps
+from advisor.advice.advise import advise
+from advisor.advice.resolve import AcceptanceInput, build_scenario
 from advisor.cli.app import app, main
 from advisor.render import plots
-from advisor.resolve import AcceptanceInput, build_scenario
 
 runner = CliRunner()
 KINDS = ("alpha", "batch", "lengths", "memory")

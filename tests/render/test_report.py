@@ -1,9 +1,9 @@
 import pytest
 
-from advisor.advise import advise
-from advisor.recommendation import from_advice
+from advisor.advice.advise import advise
+from advisor.advice.recommendation import from_advice
+from advisor.advice.resolve import AcceptanceInput, build_scenario
 from advisor.render.report import COLUMNS, _table_rows, markdown, text
-from advisor.resolve import AcceptanceInput, build_scenario
 
 
 def recommendation(**kw):
@@ -20,7 +20,7 @@ def test_text_marks_best_k_and_paints_only_on_request():
 
 
 def test_off_verdict_says_speculation_off_and_prints_no_schedule():
-    from advisor.resolve import AcceptanceInput
+    from advisor.advice.resolve import AcceptanceInput
 
     r = recommendation(acceptance=AcceptanceInput(alpha=0.05))
     assert r.best_k == 0

@@ -3,7 +3,7 @@ that applies to its target, each sized like any other; a measured acceptance can
 
 import pytest
 
-from advisor.comparison import candidates
+from advisor.advice.comparison import candidates
 from advisor.errors import InputError
 from advisor.profiles.catalog import load_model
 from advisor.review.evaluate import review

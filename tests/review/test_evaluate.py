@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from advisor.advise import K_TABLE
+from advisor.advice.advise import K_TABLE
+from advisor.advice.recommendation import Recommendation
+from advisor.advice.resolve import AcceptanceInput, build_scenario
 from advisor.cli.app import app, main
-from advisor.model import capacity as cap
+from advisor.model.cost import capacity as cap
 from advisor.profiles.catalog import profiles_dir
-from advisor.recommendation import Recommendation
-from advisor.resolve import AcceptanceInput, build_scenario
 from advisor.review.evaluate import review, totals
 from advisor.review.plan import Lengths, load_plan
 
@@ -258,8 +258,9 @@ method = "ngram"
 
 
 def test_a_deployment_serves_as_many_sequences_as_vllm_serve_would_on_its_gpu(tmp_path):
-    # An H200 (141 GB, >= 70 GiB, not an A100) gets max_num_seqs 1024 from `vllm serve` (advisor.vllm.batch_defaults);
-    # a 1B model's KV cache holds far more, so the class default, not 256, must bind, unless the plan sets one.
+    # An H200 (141 GB, >= 70 GiB, not an A100) gets max_num_seqs 1024 from `vllm serve`
+    # (advisor.vllm.defaults.batch_defaults); a 1B model's KV cache holds far more, so the class default, not 256, must
+    # bind, unless the plan sets one.
     plan = tmp_path / "plan.toml"
     plan.write_text(MANY_SHORT.replace("{extra}", ""))
     cell = review(load_plan(plan), plan).cell("many-short", "h200")

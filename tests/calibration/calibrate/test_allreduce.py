@@ -95,8 +95,8 @@ def test_profiles_from_before_the_timing_path_still_load():
 
 def test_a_fused_sizes_norm_is_not_counted_twice():
     """The fused kernel's time includes an RMSNorm the cost model charges on its own: fitted without it."""
-    from advisor.model.enginecost import DEFAULT_LAYER_FLOOR_GRAPH_S
-    from advisor.model.kernels import DENSE_LAYER_KERNELS
+    from advisor.model.cost.enginecost import DEFAULT_LAYER_FLOOR_GRAPH_S
+    from advisor.model.gpu.kernels import DENSE_LAYER_KERNELS
     from calibration.calibrate.fit import norm_floor
 
     norm = norm_floor("h100-sxm")  # Hopper is the generation the default floor is quoted for: one small kernel's

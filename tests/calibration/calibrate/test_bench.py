@@ -2,7 +2,7 @@
 
 import pytest
 
-from advisor.model.enginecost import EngineCost
+from advisor.model.cost.enginecost import EngineCost
 from advisor.profiles.catalog import load_hardware
 from calibration.calibrate import bench
 from calibration.calibrate.grid import Grid, describe, fittable, shrink_to_budget

@@ -5,7 +5,7 @@ from dataclasses import fields, replace
 import numpy as np
 import pytest
 
-from advisor.model.enginecost import DEFAULT_DRAFT_PASS_OVERHEAD_S, EngineCost
+from advisor.model.cost.enginecost import DEFAULT_DRAFT_PASS_OVERHEAD_S, EngineCost
 from calibration.calibrate.bench import held_out, plan, predict
 from calibration.calibrate.fit import (
     NO_EXPERTS,
@@ -68,7 +68,7 @@ def test_recovers_the_parameters_within_2_percent(llama8b, truth, grid):
 
 
 def test_recovers_a_cpu_like_engine_with_a_tiny_model(truth):
-    from advisor.model.config_reader import spec_from_config
+    from advisor.model.shape.config_reader import spec_from_config
     from calibration.engine.tinymodels import TINY_TARGET
 
     tiny = spec_from_config(TINY_TARGET, "tiny")
@@ -126,7 +126,7 @@ def test_too_few_points_is_a_fit_error(llama8b, truth, grid):
 
 
 def test_a_cpu_fit_holds_what_does_not_apply_there_and_keeps_what_its_grid_cannot_see(truth):
-    from advisor.model.config_reader import spec_from_config
+    from advisor.model.shape.config_reader import spec_from_config
     from calibration.engine.tinymodels import TINY_TARGET
 
     tiny = spec_from_config(TINY_TARGET, "tiny")
@@ -152,7 +152,7 @@ def test_an_moe_fit_prices_the_experts_its_steps_touch_not_a_fixed_overhead():
     """Issue 33: a sparse MoE's step grows with the experts its N tokens touch, E·(1 - (1 - k/E)^N) per layer (4 of
     32 at batch 1, ~28 at batch 16 for top-4). Steps generated with a per-expert cost are fitted back to it, and the
     step overhead stays what it was rather than absorbing the experts."""
-    from advisor.model.config_reader import spec_from_config
+    from advisor.model.shape.config_reader import spec_from_config
     from calibration.engine.testpair import ARCHS, hf_config
 
     arch, _ = ARCHS["mixtral"]
@@ -185,9 +185,9 @@ def test_a_small_grid_holds_the_overlap_exponent_rather_than_refusing(llama8b, t
 
 
 def test_unseen_floors_take_the_calibrated_gpus_datasheet_values():
-    """An A100 (Ampere: floors above Hopper's, `kernels` by generation) calibration holds the floors its grid cannot identify at the A100's
-    datasheet values, not at the field defaults (Hopper's); a CPU's at their CPU values."""
-    from advisor.model.enginecost import DEFAULT_LAYER_FLOOR_GRAPH_S, EngineCost
+    """An A100 (Ampere: floors above Hopper's, `kernels` by generation) calibration holds the floors its grid cannot
+    identify at the A100's datasheet values, not at the field defaults (Hopper's); a CPU's at their CPU values."""
+    from advisor.model.cost.enginecost import DEFAULT_LAYER_FLOOR_GRAPH_S, EngineCost
     from advisor.profiles.catalog import load_hardware
 
     ampere = held_fixed(False, "a100-80gb-sxm")

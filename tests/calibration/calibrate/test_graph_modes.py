@@ -11,20 +11,25 @@ from types import SimpleNamespace  # noqa: E402
 
 from simulated_cuda import cuda  # noqa: E402,F401  (the fixture)
 
-from advisor.measured.metrics import DRAFTS  # noqa: E402
-from advisor.vllm import DRAFT_MODEL_CUDAGRAPH_MODE, UNIFORM_VERIFY_METHOD, async_scheduling_default  # noqa: E402
-from calibration.calibrate import measure  # noqa: E402
-from calibration.calibrate import profile_file as prof  # noqa: E402
-from calibration.calibrate.run import run_calibration  # noqa: E402
-from calibration.engine.arguments import engine_arguments  # noqa: E402
-from calibration.engine.tinymodels import TINY_DRAFT, TINY_TARGET, write_model_dir  # noqa: E402
-from calibration.engine.vllm_engine import Completion  # noqa: E402
 # vLLM's modules load before the simulated platform is in place (their import asks the real one)
 from vllm.config import CompilationConfig  # noqa: E402
 from vllm.config.compilation import CUDAGraphMode  # noqa: E402
 from vllm.config.speculative import SpeculativeConfig  # noqa: E402
 from vllm.v1.worker.gpu.spec_decode import init_speculator  # noqa: E402
 from vllm.v1.worker.gpu.spec_decode.standalone_ar.speculator import StandaloneARSpeculator  # noqa: E402
+
+from advisor.measured.metrics import DRAFTS  # noqa: E402
+from advisor.vllm.runner import (  # noqa: E402
+    DRAFT_MODEL_CUDAGRAPH_MODE,
+    UNIFORM_VERIFY_METHOD,
+    async_scheduling_default,
+)
+from calibration.calibrate import measure  # noqa: E402
+from calibration.calibrate import profile_file as prof  # noqa: E402
+from calibration.calibrate.run import run_calibration  # noqa: E402
+from calibration.engine.arguments import engine_arguments  # noqa: E402
+from calibration.engine.tinymodels import TINY_DRAFT, TINY_TARGET, write_model_dir  # noqa: E402
+from calibration.engine.vllm_engine import Completion  # noqa: E402
 
 
 def resolved(args: dict) -> dict:

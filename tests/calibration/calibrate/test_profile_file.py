@@ -9,8 +9,8 @@ import pytest
 
 from advisor.cli.app import main
 from advisor.errors import InputError
-from advisor.model.config_reader import spec_from_config
-from advisor.model.enginecost import EngineCost, calibrated_fields
+from advisor.model.cost.enginecost import EngineCost, calibrated_fields
+from advisor.model.shape.config_reader import spec_from_config
 from advisor.profiles import calibrated
 from advisor.profiles.calibrated import cost_of, costs_for
 from advisor.profiles.catalog import load_hardware

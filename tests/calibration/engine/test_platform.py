@@ -7,7 +7,7 @@ from typing import get_args
 
 import pytest
 
-from advisor.vllm import ASYNC_SPECULATIVE_METHODS, async_scheduling_default, sync_penalty
+from advisor.vllm.runner import ASYNC_SPECULATIVE_METHODS, async_scheduling_default, sync_penalty
 from calibration.engine import memory, platform
 from calibration.engine.arguments import engine_arguments
 
@@ -151,7 +151,7 @@ def test_test_servers_share_a_gpu(cuda):
     side; what they run is asked of the platform when they start, so no other test's platform decides it."""
     import vllm_server
 
-    from advisor.vllm import GPU_MEMORY_UTILIZATION
+    from advisor.vllm.defaults import GPU_MEMORY_UTILIZATION
 
     assert "VLLM_USE_V2_MODEL_RUNNER" not in vllm_server.server_env()
     flags = vllm_server.platform_flags()

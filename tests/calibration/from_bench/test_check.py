@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from advisor.advice.verdict import rule
 from advisor.cli.app import main
-from advisor.verdict import rule
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "bench"
 ARGS = ["check", "--baseline", str(DATA / "baseline.json"), "--spec", str(DATA / "spec.json"), "--target",
@@ -58,11 +58,11 @@ def test_text_and_markdown_say_the_same(capsys):
 def test_the_predicted_verdict_reads_the_same_80_percent_interval_as_recommend():
     # issue 27: the predicted verdict's low end carries the costs' own error, as recommend's does; with an error of
     # nothing it is the acceptance's interval alone, and a growing error can only lower it
+    from advisor.advice.resolve import engine_costs
     from advisor.measured.posterior import acceptance_from_counts
-    from advisor.model.speculative import Setup
+    from advisor.model.cost.speculative import Setup
     from advisor.model.uncertainty import from_median_error
     from advisor.profiles.catalog import load_hardware
-    from advisor.resolve import engine_costs
     from calibration.from_bench.check import _low_end, run_check
     from calibration.from_bench.predict import predict
     from calibration.from_bench.profile import models_of

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from advisor.measured.counts import Counts
-from advisor.model.enginecost import EngineCost
-from advisor.model.speculative import Setup
+from advisor.model.cost.enginecost import EngineCost
+from advisor.model.cost.speculative import Setup
 from calibration.from_bench.fit import candidates, fit_runs, identified
 from calibration.from_bench.predict import predict
 from calibration.from_bench.runs import BenchRun, Load, Measured

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from advisor.measured.counts import Counts
-from advisor.model import capacity
-from advisor.model.speculative import request_times
+from advisor.model.cost import capacity
+from advisor.model.cost.speculative import request_times
 from calibration.from_bench.predict import _prefill, predict, survival_of
 from calibration.from_bench.runs import BenchRun, Load, Measured
 

