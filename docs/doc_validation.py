@@ -14,17 +14,19 @@ from calibration.validation.markdown import TARGETS, TP_TARGETS
 from calibration.validation.report import DECISION_TOLERANCE
 
 # key prefix -> (folder, the summary figures quoted as percentages): the Llama pair at TP 1, the Qwen2-style pair,
-# the Llama pair at TP 2, the sparse MoE pair. "per_instance"/"per_call" are instance_spread's parts.
+# the Llama pair at TP 2, the two sparse MoE pairs (32 experts top-4; 8 experts top-2). "per_instance"/"per_call"
+# are instance_spread's parts.
 _HEADLINE = ("tpot_median_abs_error", "tpot_p90_abs_error", "k_choice_agreement", "verdict_agreement")
+MOE = {"validation_moe": "docs/validation/moe", "validation_moe_wide": "docs/validation/moe-wide"}  # issue 46's pairs
 VALIDATIONS = {
     "validation": ("docs/validation", _HEADLINE + ("gain_agreement", "draft_model_k_choice_agreement",
                                                    "draft_model_verdict_agreement", "per_instance", "per_call",
                                                    "pass_spread")),
     "validation_qwen2": ("docs/validation/qwen2", _HEADLINE + ("per_instance", "per_call")),
     "validation_tp2": ("docs/validation/tp2", _HEADLINE + ("per_instance",)),
-    "validation_moe": ("docs/validation/moe", _HEADLINE + ("baseline_tpot_median_abs_error",
-                                                           "baseline_tpot_worst_abs_error", "per_instance", "per_call",
-                                                           "pass_spread")),
+    **{key: (folder, ("tpot_median_abs_error", "tpot_p90_abs_error", "verdict_agreement",
+                      "baseline_tpot_median_abs_error", "baseline_tpot_worst_abs_error", "pass_spread",
+                      "baseline_drift")) for key, folder in MOE.items()},
 }
 LLAMA = VALIDATIONS["validation"][0]
 
@@ -205,7 +207,7 @@ VALIDATION_VALUES = {
     **{f"{key}.{name}": (lambda folder=folder, name=name: pct(_summary(folder)[name]))
        for key, (folder, names) in VALIDATIONS.items() for name in names},
     **{f"{key}.passes": (lambda folder=folder: str(_summary(folder)["passes_run"][0]))
-       for key, (folder, _) in VALIDATIONS.items()},  # passes_run: (passes, whether the last one finished)
+       for key, (folder, _) in VALIDATIONS.items() if key != "validation_moe_wide"},  # passes_run: (passes, done)
     **{f"{key}.{count}": (lambda folder=folder, count=count: str(_summary(folder)[count]))
        for key, (folder, _) in VALIDATIONS.items() for count in ("measured_points", "scenarios")},
     **{f"target.{name}": (lambda name=name: _target(name)) for name in TARGETS},
@@ -237,4 +239,9 @@ VALIDATION_VALUES = {
     "validation_qwen2.worst_cell": lambda: pct(_worst_cell_median(VALIDATIONS["validation_qwen2"][0])),
     "validation.verdict_miss_drafting": lambda: pct(_drafting_share(LLAMA)),
     "validation.ngram_span": lambda: _ngram_span(LLAMA),
+    **{f"{key}.k_right": (lambda folder=folder: str(sum(d["chosen_ok"] for d in _run(folder)["decisions"])))
+       for key, folder in MOE.items()},
+    "validation_moe_wide.k_noise_misses": lambda: str(_summary(MOE["validation_moe_wide"])["k_misses_within_noise"]),
+    **{f"{key}.steps.{method}": (lambda folder=folder, method=method: _span(_slowdowns(folder, method)))
+       for key, folder in MOE.items() for method in ("baseline", "draft_model")},
 }

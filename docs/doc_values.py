@@ -159,7 +159,8 @@ CALIBRATIONS = {
     "calibration": ("profiles/calibrations/cpu-xeon-icelake-2vcpu__tiny-llama-target__tiny-llama-draft.json", _BOTH),
     "calibration_qwen2": ("docs/validation/qwen2/calibration.json", ("target.median", "draft.median")),
     "calibration_tp2": ("docs/validation/tp2/calibration.json", ("target.median", "draft.median")),
-    "calibration_moe": ("docs/validation/moe/calibration.json", ("target.median", "draft.median")),
+    "calibration_moe": ("docs/validation/moe/calibration.json", ("target.median",)),
+    "calibration_moe_wide": ("docs/validation/moe-wide/calibration.json", ("target.median",)),
 }
 
 

@@ -110,7 +110,8 @@ def review(
         typer.echo(paragraph(line, width, rest="  "))
 
 
-FAMILY_HELP = "llama (8 layers × 512), qwen2 (12 layers × 640, 2 KV heads) or mixtral (sparse MoE, as --moe)."
+FAMILY_HELP = ("llama (8 layers × 512), qwen2 (12 layers × 640, 2 KV heads), mixtral (sparse MoE, 32 experts top-4, "
+               "as --moe) or mixtral-wide (8 experts top-2, the same expert weights).")
 MOE_HELP = "A sparse MoE pair: Mixtral-style, 32 experts, top-4 (the same as --family mixtral)."
 
 
@@ -147,7 +148,7 @@ def validate(
     out_lens: str = typer.Option("64", help="Output lengths, tokens."),
     temperatures: str = typer.Option("0", help="Sampling temperatures (0: greedy)."),
     ngram: bool = typer.Option(True, help="Also validate the n-gram proposer."),
-    family: str = typer.Option("llama", help="Test-pair architecture: llama, qwen2 or mixtral (see make-test-pair)."),
+    family: str = typer.Option("llama", help="Test-pair architecture: llama, qwen2, mixtral or mixtral-wide (see make-test-pair)."),
     moe: bool = typer.Option(False, "--moe", help=MOE_HELP),
     draft_layers: Optional[int] = typer.Option(None, help="Draft depth in target layers (default: the family's)."),
     num_gpus: int = typer.Option(1, "--num-gpus", help="Tensor parallelism of every engine (on a CPU: worker "

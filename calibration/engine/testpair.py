@@ -25,9 +25,9 @@ from advisor.errors import InputError
 from calibration.engine.tinymodels import FAMILIES, MOE_FAMILIES, decoder_config
 
 
-def _check_family(family: str) -> None:
-    if family not in FAMILIES:
-        raise InputError(f"--family must be one of {', '.join(FAMILIES)}, got {family!r}")
+def _check_family(family: str, known=FAMILIES) -> None:
+    if family not in known:
+        raise InputError(f"--family must be one of {', '.join(known)}, got {family!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +69,11 @@ ARCHS: dict[str, tuple[TinyArch, int]] = {
     # nearly all 32 per layer between batch 1 and 16
     "mixtral": (TinyArch(family="mixtral", num_layers=6, intermediate_size=192, num_experts=32,
                          experts_per_token=4), 2),
+    # the second MoE shape: the same 6 layers and the same expert weights per layer (8 × 768 = 32 × 192 wide), as
+    # few big experts top-2 (Mixtral-8x7B's routing): twice the active expert weights per token, and a step's
+    # experts saturate at 8 per layer by batch ~10, where the many small ones keep growing to 32
+    "mixtral-wide": (TinyArch(family="mixtral", num_layers=6, intermediate_size=768, num_experts=8,
+                              experts_per_token=2), 2),
 }
 MOE_FAMILY = "mixtral"  # what `make-test-pair --moe` writes
 
@@ -84,7 +89,7 @@ def pair_family(family: str, moe: bool) -> str:
 def family_arch(family: str, draft_layers: int | None = None) -> tuple[TinyArch, int]:
     """The family's target architecture and its draft depth (`draft_layers`, or the family's default when None);
     one line and exit 2 for an unknown family."""
-    _check_family(family)
+    _check_family(family, ARCHS)
     arch, default_layers = ARCHS[family]
     return arch, default_layers if draft_layers is None else draft_layers
 

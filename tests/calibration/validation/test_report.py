@@ -269,12 +269,12 @@ def test_on_a_gpu_the_ngram_probe_verifies_every_sequence(costs):
     assert fitted.spec_seq_overhead == pytest.approx(b, rel=1e-6)
 
 
-@pytest.mark.parametrize("folder", ["", "qwen2", "tp2", "moe"])
+@pytest.mark.parametrize("folder", ["", "qwen2", "tp2", "moe", "moe-wide"])
 @pytest.mark.parametrize("machine", ["cpu", "cpu-xeon-icelake-2vcpu"])
 def test_the_committed_report_is_what_the_model_says_about_its_measurements(machine, folder, monkeypatch):
     """docs/validation/ (linked from the README) must be reproducible: re-analysing its raw measurements with its
     calibration gives the committed numbers, for the Llama pair, the Qwen2-style pair, the Llama pair at TP 2 and the
-    sparse MoE pair. A cost-model change that moves them needs `validate --from-json`.
+    two sparse MoE pairs. A cost-model change that moves them needs `validate --from-json`.
     On any machine: one whose hardware matches no profile ("cpu") as well as the one it was measured on."""
     import calibration.validation.write as write
 
