@@ -161,6 +161,18 @@ def test_cli_make_test_pair(tmp_path, capsys):
     assert "already exists" in capsys.readouterr().err
     assert main(["make-test-pair", "--out", str(tmp_path / "q"), "--scale", "0.05", "--family", "gpt2"]) == 2
     assert capsys.readouterr().err.strip() == \
-        "specadvisor: error: --family must be one of llama, qwen2, mixtral, got 'gpt2'"
+        "specadvisor: error: --family must be one of llama, qwen2, mixtral, mixtral-wide, got 'gpt2'"
     assert main(["make-test-pair", "--out", str(tmp_path / "m"), "--scale", "0.05", "--moe", "--family", "qwen2"]) == 2
     assert capsys.readouterr().err.strip().startswith("specadvisor: error: --moe writes a mixtral pair")
+
+
+def test_the_second_moe_shape_holds_the_same_expert_weights_as_few_big_experts():
+    """`--family mixtral-wide`: issue 46's second MoE shape, 8 experts top-2 beside the 32 experts top-4 of --moe,
+    the same expert weights per layer, so a validation of both compares routing and not size."""
+    many, many_draft = family_arch("mixtral")
+    few, few_draft = family_arch("mixtral-wide")
+    assert (few.num_experts, few.experts_per_token) == (8, 2) and (many.num_experts, many.experts_per_token) == (32, 4)
+    assert few.num_experts * few.intermediate_size == many.num_experts * many.intermediate_size
+    assert few.experts_per_token * few.intermediate_size == 2 * many.experts_per_token * many.intermediate_size
+    assert (few.num_layers, few.hidden_size, few_draft) == (many.num_layers, many.hidden_size, many_draft)
+    assert pair_family("mixtral-wide", moe=False) == "mixtral-wide"
