@@ -112,9 +112,11 @@ def _round_block(tokens: int, block: int) -> int:
 
 
 def plan(*, max_batch: int, max_context: int, max_k: int, block_size: int, max_batched_tokens: int,
-         role: str = "target") -> list[Point]:
+         role: str = "target", uniform_verify: bool = False) -> list[Point]:
     """The grid for one model: prefill over prompt lengths, decode over batch × context, verify over q = 1..k+1.
-    The draft gets the same shapes less the wide verify sweep (it runs one-token steps)."""
+    The draft gets the same shapes less the wide verify sweep (it runs one-token steps). `uniform_verify` (a GPU:
+    each verification width of the target is timed in an engine of its own, calibration/calibrate/measure.py
+    `engine_jobs`) keeps the widths to those a step of at most max_k drafts verifies, q <= max_k + 1."""
     contexts = sorted({_round_block(c, block_size) for c in (max_context // 8, max_context // 2, max_context)})
     batches = _ladder(1, max_batch)
     mid = contexts[len(contexts) // 2]
@@ -122,6 +124,8 @@ def plan(*, max_batch: int, max_context: int, max_k: int, block_size: int, max_b
     points.append(Point("prefill", 4, max(16, min(max_context, max_batched_tokens) // 8), 0))
     points += [Point("decode", b, 1, c) for b in batches for c in contexts]
     qs = sorted({1, 2, 3, 5, max_k + 1}) if role == "target" else [1, 2, max_k + 1]
+    if uniform_verify:  # one engine start (15-75 s on a GPU) per width: none for a width no speculative step has
+        qs = [q for q in qs if q <= max_k + 1]
     points += [Point("verify", b, q, mid) for b in batches for q in qs if b * q <= max_batched_tokens]
     points += [Point("verify", b, max_k + 1, contexts[-1]) for b in (1, max_batch) if b * (max_k + 1) <= max_batched_tokens]
     return sorted(set(points))

@@ -10,6 +10,7 @@ import inspect  # noqa: E402
 from types import SimpleNamespace  # noqa: E402
 
 from simulated_cuda import cuda  # noqa: E402,F401  (the fixture)
+from simulated_engine import StandInEngine  # noqa: E402
 
 # vLLM's modules load before the simulated platform is in place (their import asks the real one)
 from vllm.config import CompilationConfig  # noqa: E402
@@ -18,7 +19,6 @@ from vllm.config.speculative import SpeculativeConfig  # noqa: E402
 from vllm.v1.worker.gpu.spec_decode import init_speculator  # noqa: E402
 from vllm.v1.worker.gpu.spec_decode.standalone_ar.speculator import StandaloneARSpeculator  # noqa: E402
 
-from advisor.measured.metrics import DRAFTS  # noqa: E402
 from advisor.vllm.runner import (  # noqa: E402
     DRAFT_MODEL_CUDAGRAPH_MODE,
     UNIFORM_VERIFY_METHOD,
@@ -29,58 +29,6 @@ from calibration.calibrate import profile_file as prof  # noqa: E402
 from calibration.calibrate.run import run_calibration  # noqa: E402
 from calibration.engine.arguments import engine_arguments  # noqa: E402
 from calibration.engine.tinymodels import TINY_DRAFT, TINY_TARGET, write_model_dir  # noqa: E402
-from calibration.engine.vllm_engine import Completion  # noqa: E402
-
-
-def resolved(args: dict) -> dict:
-    """What vLLM resolves from these LLM arguments for what this test reads: the CUDA-graph mode through vLLM's own
-    CompilationConfig (FULL_AND_PIECEWISE when none is given, as VllmConfig sets it on CUDA) and the drafts."""
-    mode = CompilationConfig(**args.get("compilation_config", {})).cudagraph_mode
-    spec = args.get("speculative_config") or {}
-    return {"model_runner": "v2", "async_scheduling": args["async_scheduling"], "enforce_eager": args["enforce_eager"],
-            "cudagraph_mode": mode.name if mode is not None else "FULL_AND_PIECEWISE", "block_size": 16,
-            "attention_backend": "FLASH_ATTN", "max_cudagraph_capture_size": 512,
-            "speculative_method": spec.get("method"), "num_speculative_tokens": spec.get("num_speculative_tokens", 0)}
-
-
-class StandInEngine:
-    """An engine as open_engine would start it on the simulated GPU (its arguments from engine_arguments), answering
-    every timing with 1 ms; a uniform verification's steps show in its draft counter as vLLM's do."""
-
-    vocab_size, block_size, kv_capacity_tokens, tensor_parallel_size = 256, 16, 0, 1
-    max_num_batched_tokens, max_num_seqs, dtype, vllm_version = 8192, 1024, "bfloat16", "0.32.0"
-    opened: list = []
-
-    def __init__(self, model, **kwargs):
-        self.engine_args, _ = engine_arguments(model, cpu=False, **kwargs)
-        self.vllm_config = resolved(self.engine_args)
-        self.drafts = 0
-        StandInEngine.opened.append(self)
-
-    def generate(self, prompts, max_tokens, *args, **kwargs):
-        if self.vllm_config["num_speculative_tokens"]:
-            self.drafts += len(prompts) * (max_tokens - 1)  # no draft accepted: one step per token after the first
-        cached = len(prompts[0]) // self.block_size * self.block_size
-        return [Completion(len(p), (1,) * max_tokens, cached, 0.0, 0.001, 0.001 * max_tokens, 0) for p in prompts]
-
-    def metrics(self):
-        return {DRAFTS: self.drafts}
-
-    def _checked(self, done, cached):
-        return done
-
-    def prefill(self, prompts):
-        return 0.001
-
-    def decode(self, prefixes, steps, repeats=1, *, prime=True):
-        return [0.001] * repeats
-
-    def verify(self, prefixes, q, repeats=1, *, prime=True):
-        assert not self.vllm_config["num_speculative_tokens"], "a cached-prefix verify in a speculative engine"
-        return [0.001] * repeats
-
-    def close(self):
-        pass
 
 
 def test_the_engines_run_what_vllms_v2_runner_runs(cuda):
@@ -110,7 +58,7 @@ def test_samples_carry_the_graph_mode_v2_runs_them_in(cuda, tmp_path, monkeypatc
                     max_k=3, repeats=3, min_seconds=0.0, budget_seconds=600, out=str(out), resume=False, gpu="auto")
     profile = prof.load(out)
     uniform = sorted({m.new_tokens for m in profile.target.points if m.uniform})
-    assert uniform == [2, 3, 4, 5]  # every target verify point wider than one token
+    assert uniform == [2, 3, 4]  # every target verify point wider than one token, none wider than max_k + 1
     assert [e.engine_args.get("speculative_config") for e in StandInEngine.opened] == [None] + [
         {"method": UNIFORM_VERIFY_METHOD, "num_speculative_tokens": q - 1} for q in uniform] + [None]
     assert StandInEngine.opened[-1].engine_args["compilation_config"] == {"cudagraph_mode": "NONE"}
@@ -122,4 +70,4 @@ def test_samples_carry_the_graph_mode_v2_runs_them_in(cuda, tmp_path, monkeypatc
                                                     "verify (uniform)": "FULL"}
     assert profile.draft.engine["graph_modes"] == {"prefill": "NONE", "decode": "NONE", "verify": "NONE"}
     assert profile.draft.engine["vllm_config"]["cudagraph_mode"] == "NONE"
-    assert sorted(profile.target.engine["verify_engines"]) == ["2", "3", "4", "5"]
+    assert sorted(profile.target.engine["verify_engines"]) == ["2", "3", "4"]
