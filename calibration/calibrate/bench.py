@@ -9,7 +9,9 @@ Every point is one forward-step shape the advisor predicts with `advisor.model.c
            (`uniform`: calibration/engine/uniform_verify.py), sampling every row
 Each measured point records the CUDA-graph mode its step ran in (`graph_mode`: engine/platform.py `step_graph_mode`),
 and the prediction follows it: a step run without graphs (the draft model on a GPU, as V2 runs its passes) pays no
-graph's floors.
+graph's floors, and on a GPU is one engine step and one eager pass, whose host work beyond the piecewise floor
+(launching every kernel: StandaloneARSpeculator._run_model, cudagraph_runtime_mode NONE) is `draft_pass_overhead`,
+what each draft pass of a speculative step pays again (costmodel.draft_pass; fit.py fits it from these steps).
 Decode and verify contexts come from one set of primed prefixes (B_max × L_max tokens prefilled once): the prefix
 cache serves any shorter prefix of them, so the grid pays for priming once instead of per point.
 """
@@ -23,7 +25,7 @@ from importlib import metadata
 
 import numpy as np
 
-from advisor.model.cost.costmodel import prefill_time, step_time
+from advisor.model.cost.costmodel import chunks, prefill_time, step_time
 from advisor.model.cost.enginecost import EngineCost
 from advisor.model.shape.modelspec import ModelSpec
 from advisor.profiles import visible_gpu
@@ -96,7 +98,10 @@ def predict(model: ModelSpec, cost: EngineCost, points: list[Point], chunk_token
     step = np.where(repeated, step_time(model, cost, batch, q, context, tp, uniform=graphs),
                     np.where(q == 1, step_time(model, cost, batch, q, context, tp, sampled=batch, uniform=graphs),
                              step_time(model, cost, batch, q, context, tp, sampled=batch, uniform=False)))
-    return np.where(is_prefill, prefill_time(model, cost, batch, q, tp, chunk_tokens=chunk_tokens), step)
+    eager = np.array([p.graph_mode == "NONE" for p in points]) & (not cost.on_cpu)  # one eager pass per chunk
+    passes = np.where(is_prefill, chunks(cost, batch, q, chunk_tokens), 1.0)
+    return (np.where(is_prefill, prefill_time(model, cost, batch, q, tp, chunk_tokens=chunk_tokens), step)
+            + eager * passes * cost.draft_pass_overhead)
 
 
 def _ladder(low: int, high: int, factor: int = 4) -> list[int]:

@@ -211,6 +211,8 @@ def summary(path: Path) -> str:
         f = run.fit
         lines.append(f"  {role} {run.name}: bandwidth {f.bandwidth / 1e9:.3g} GB/s, {_compute(run)}, "
                      f"step {f.step_overhead * 1e3:.3g} ms (+{f.multi_token_overhead * 1e3:.3g} ms if N > 1) + "
+                     + (f"{f.draft_pass_overhead * 1e3:.3g} ms per eager pass (each draft pass pays it) + "
+                        if "draft_pass_overhead" not in f.unfitted else "") +
                      f"{f.seq_overhead * 1e3:.3g} ms/seq + {f.token_overhead * 1e3:.3g} ms/token"
                      + (f" + {f.expert_overhead * 1e6:.3g} µs per expert touched"
                         if spec_from_config(run.config, run.name).num_experts > 1 else "") + "; held-out error "

@@ -71,3 +71,54 @@ def test_samples_carry_the_graph_mode_v2_runs_them_in(cuda, tmp_path, monkeypatc
     assert profile.draft.engine["graph_modes"] == {"prefill": "NONE", "decode": "NONE", "verify": "NONE"}
     assert profile.draft.engine["vllm_config"]["cudagraph_mode"] == "NONE"
     assert sorted(profile.target.engine["verify_engines"]) == ["2", "3", "4"]
+
+
+def test_a_one_layer_drafts_eager_cost_reaches_its_draft_passes(cuda, tmp_path, monkeypatch):
+    """Issue 46: calibrate on the simulated GPU, each engine answering with a known engine's step times (the cost
+    model's own, at the graph mode the step ran in): the target's steps pay the engine's 0.35 ms beside their
+    graphs, the one-layer draft's eager steps that and 0.9 ms of pass. The saved calibration prices each draft pass
+    of a speculative step at the draft's own cost, those 0.9 ms included; the draft's step overhead, which no draft
+    pass pays, is the engine's."""
+    from dataclasses import replace
+
+    from advisor.model.cost.enginecost import EngineCost
+    from advisor.model.cost.speculative import Setup
+    from advisor.model.shape.config_reader import spec_from_config
+    from advisor.profiles.calibrated import costs_for
+    from advisor.profiles.catalog import load_hardware
+    from calibration.calibrate import bench
+    from calibration.engine.platform import step_graph_mode
+    from calibration.engine.tinymodels import decoder_config
+
+    one_layer = decoder_config(hidden=128, layers=1, heads=4, kv_heads=2, intermediate=352, name="one-layer-draft")
+    target, draft = write_model_dir(tmp_path / "t", TINY_TARGET), write_model_dir(tmp_path / "d", one_layer)
+    specs = {str(target): spec_from_config(TINY_TARGET, "t"), str(draft): spec_from_config(one_layer, "d")}
+    h100 = load_hardware("h100-sxm")
+    engine = replace(EngineCost.from_datasheet(h100), step_overhead=0.35e-3, seq_overhead=20e-6)
+    truth = {str(target): engine, str(draft): replace(engine, draft_pass_overhead=0.9e-3)}
+
+    def timed(stand_in, point, prefixes, repeats, rng):
+        mode = step_graph_mode(stand_in.vllm_config, point.batch * point.new_tokens, point.repeated)
+        at = replace(point, graph_mode=mode)
+        return [float(bench.predict(specs[stand_in.model], truth[stand_in.model], [at], 8192)[0])] * repeats
+
+    StandInEngine.opened = []
+    monkeypatch.setattr(measure, "open_engine", StandInEngine)
+    monkeypatch.setattr(bench, "measure", timed)
+    monkeypatch.setattr("calibration.calibrate.run.detect_hardware", lambda gpu: ("h100-sxm", {"gpu": "H100"}))
+    out = tmp_path / "cal.json"
+    run_calibration(target=str(target), draft=str(draft), dummy_weights=True, max_batch=16, max_context=512,
+                    max_k=3, repeats=3, min_seconds=0.0, budget_seconds=600, out=str(out), resume=False, gpu="auto")
+    profile = prof.load(out)
+    assert profile.status == "fitted", profile.note
+    fit = profile.draft.fit
+    assert fit.draft_pass_overhead == pytest.approx(0.9e-3, rel=0.05)
+    assert fit.step_overhead == profile.target.fit.step_overhead == pytest.approx(0.35e-3, rel=0.05)
+    assert "draft_pass_overhead" not in fit.unfitted and "step_overhead" in fit.unfitted
+    target_cost, draft_cost, _ = costs_for(str(out), specs[str(target)], specs[str(draft)], h100)
+    calibrated = Setup(specs[str(target)], target_cost, "draft_model", specs[str(draft)], draft_cost)
+    known = Setup(specs[str(target)], engine, "draft_model", specs[str(draft)], truth[str(draft)])
+    for k, batch in ((1, 1), (3, 1), (3, 8)):
+        assert float(calibrated.draft_time(k, batch, 512)) == pytest.approx(float(known.draft_time(k, batch, 512)),
+                                                                           rel=0.05), (k, batch)
+    assert float(calibrated.draft_time(3, 1, 512)) > 3 * 0.9e-3
