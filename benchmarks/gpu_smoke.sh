@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Estimate: about 10 minutes on one H200 with cold caches (torch.compile and CUDA-graph captures at every start):
-# 13 engine starts of this 67 MB pair at 15-40 s each (6 for calibrate: the target, one per uniform verification
-# width q = 2..5, the draft without graphs; 7 for validate: the baseline twice, draft_model and ngram at two ks, the
-# synchronous baseline ngram is compared with) plus about 2 minutes of measuring. Not yet timed on an H200.
+# 12 engine starts of this 67 MB pair at ~45 s each (15-75 s) (5 for calibrate: the target, one per uniform
+# verification width q = 2..4 (--max-k 3: none wider than max_k + 1), the draft without graphs; 7 for validate: the
+# baseline twice, draft_model and ngram at two ks, the synchronous baseline ngram is compared with) plus about a
+# minute of measuring. The first step prints this plan from the code that starts the engines
+# (benchmarks/gpu_smoke_plan.py). Not yet timed on an H200.
 # The GPU path end to end on one GPU: calibrate a generated Llama-style pair with dummy weights, validate a few points
 # against real vLLM runs, then ALWAYS print what ran (model runner, CUDA-graph mode, async scheduling, attention
 # backend, block size), each engine's start-up seconds and the fit's held-out error, whichever step failed (a
@@ -37,13 +39,16 @@ step() {  # step NAME COMMAND...: stdout to the console, stderr (vLLM's log) to 
     fi
     return 0
 }
+CAL_ARGS=(--target "$OUT/pair/target" --draft "$OUT/pair/draft" --dummy-weights --max-batch 16 --max-context 1024
+          --max-k 3 --repeats 3 --min-seconds "${SMOKE_MIN_SECONDS:-5}" --gpu-memory-utilization "$SHARE"
+          --out "$OUT/cal.json")
+VAL_ARGS=(--out "$OUT/validation" --scales 0.1 --ks 1,3 --batches 1,8 --prompt-lens 128 --out-lens 64
+          --calibration "$OUT/cal.json" --gpu-memory-utilization "$SHARE")
+step plan "$PY" "$HERE/gpu_smoke_plan.py" calibrate "${CAL_ARGS[@]}" -- validate "${VAL_ARGS[@]}"
 step versions "$PY" -c "import vllm, torch; print(f'vLLM {vllm.__version__}, torch {torch.__version__}, '
     f'{torch.cuda.get_device_name(0) if torch.cuda.is_available() else \"no CUDA device\"}')"
 step make-test-pair "${CLI[@]}" make-test-pair --out "$OUT/pair" --scale 0.1
-step calibrate "${CLI[@]}" calibrate --target "$OUT/pair/target" --draft "$OUT/pair/draft" --dummy-weights \
-    --max-batch 16 --max-context 1024 --max-k 3 --repeats 3 --min-seconds "${SMOKE_MIN_SECONDS:-5}" \
-    --gpu-memory-utilization "$SHARE" --out "$OUT/cal.json"
-step validate "${CLI[@]}" validate --out "$OUT/validation" --scales 0.1 --ks 1,3 --batches 1,8 --prompt-lens 128 \
-    --out-lens 64 --calibration "$OUT/cal.json" --gpu-memory-utilization "$SHARE"
+step calibrate "${CLI[@]}" calibrate "${CAL_ARGS[@]}"
+step validate "${CLI[@]}" validate "${VAL_ARGS[@]}"
 "$PY" "$HERE/gpu_smoke_summary.py" "$OUT" "${steps[@]}"
 echo "== done in $(( $(date +%s) - start )) s; logs in $OUT/logs"

@@ -21,6 +21,7 @@ from advisor.measured.hf_tokenizer import load_tokenizer
 from advisor.measured.metrics import ACCEPTED, DRAFT_TOKENS, DRAFTS, PER_POS
 from advisor.vllm.command import speculative_dict
 from advisor.vllm.defaults import NGRAM_LOOKUP_DEFAULT, check_k
+from advisor.vllm.runner import fills_unmatched
 from calibration.engine.vllm_engine import open_engine
 
 
@@ -148,8 +149,21 @@ def measure(cfg: MeasureConfig, prompts_path: str, on_error: str = "stop") -> Me
                      seed=cfg.seed, skip_tokenizer_init=True,
                      gpu_memory_utilization=cfg.gpu_memory_utilization) as engine:
         results = measure_on(engine, prompts, cfg)
+        filled = fills_unmatched(cfg.method, str(engine.vllm_config.get("model_runner")))
     counts = total(results, cfg.k)
-    if counts.drafts == 0:
-        raise InputError(f"vLLM drafted nothing over {len(results)} prompts" + (
-            ": no n-gram of the prompts recurred (lower --prompt-lookup-min)" if cfg.method == "ngram" else ""))
+    refuse_empty(counts, len(results), cfg.method, filled)
     return Measurement(counts, results, skipped)
+
+
+def refuse_empty(counts: Counts, prompts: int, method: str, filled: bool) -> None:
+    """One line when the run measured nothing to take an acceptance from. vLLM drafted nothing; or, where the engine
+    verifies a filler for every sequence without a match (`filled`: n-gram on Model Runner V2, a GPU's default,
+    advisor.vllm.runner `fills_unmatched`), every step counts as a draft whatever n-gram found, and only the
+    accepted tokens can tell a match: none accepted is the V1 runner's "drafted nothing"."""
+    lookup = "no n-gram of the prompts recurred (lower --prompt-lookup-min)"
+    if counts.drafts == 0:
+        raise InputError(f"vLLM drafted nothing over {prompts} prompts" + (f": {lookup}" if method == "ngram" else ""))
+    if filled and counts.accepted == 0:
+        raise InputError(f"vLLM accepted none of {counts.draft_tokens} n-gram draft tokens over {prompts} prompts: "
+                         f"{lookup}, or none the target went on with (Model Runner V2 verifies k drafts at every "
+                         "step, the last token repeated where nothing matched, so its draft count cannot tell)")

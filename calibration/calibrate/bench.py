@@ -9,7 +9,9 @@ Every point is one forward-step shape the advisor predicts with `advisor.model.c
            (`uniform`: calibration/engine/uniform_verify.py), sampling every row
 Each measured point records the CUDA-graph mode its step ran in (`graph_mode`: engine/platform.py `step_graph_mode`),
 and the prediction follows it: a step run without graphs (the draft model on a GPU, as V2 runs its passes) pays no
-graph's floors.
+graph's floors, and on a GPU is one engine step and one eager pass, whose host work beyond the piecewise floor
+(launching every kernel: StandaloneARSpeculator._run_model, cudagraph_runtime_mode NONE) is `draft_pass_overhead`,
+what each draft pass of a speculative step pays again (costmodel.draft_pass; fit.py fits it from these steps).
 Decode and verify contexts come from one set of primed prefixes (B_max × L_max tokens prefilled once): the prefix
 cache serves any shorter prefix of them, so the grid pays for priming once instead of per point.
 """
@@ -23,7 +25,7 @@ from importlib import metadata
 
 import numpy as np
 
-from advisor.model.cost.costmodel import prefill_time, step_time
+from advisor.model.cost.costmodel import chunks, prefill_time, step_time
 from advisor.model.cost.enginecost import EngineCost
 from advisor.model.shape.modelspec import ModelSpec
 from advisor.profiles import visible_gpu
@@ -96,7 +98,10 @@ def predict(model: ModelSpec, cost: EngineCost, points: list[Point], chunk_token
     step = np.where(repeated, step_time(model, cost, batch, q, context, tp, uniform=graphs),
                     np.where(q == 1, step_time(model, cost, batch, q, context, tp, sampled=batch, uniform=graphs),
                              step_time(model, cost, batch, q, context, tp, sampled=batch, uniform=False)))
-    return np.where(is_prefill, prefill_time(model, cost, batch, q, tp, chunk_tokens=chunk_tokens), step)
+    eager = np.array([p.graph_mode == "NONE" for p in points]) & (not cost.on_cpu)  # one eager pass per chunk
+    passes = np.where(is_prefill, chunks(cost, batch, q, chunk_tokens), 1.0)
+    return (np.where(is_prefill, prefill_time(model, cost, batch, q, tp, chunk_tokens=chunk_tokens), step)
+            + eager * passes * cost.draft_pass_overhead)
 
 
 def _ladder(low: int, high: int, factor: int = 4) -> list[int]:
@@ -112,9 +117,11 @@ def _round_block(tokens: int, block: int) -> int:
 
 
 def plan(*, max_batch: int, max_context: int, max_k: int, block_size: int, max_batched_tokens: int,
-         role: str = "target") -> list[Point]:
+         role: str = "target", uniform_verify: bool = False) -> list[Point]:
     """The grid for one model: prefill over prompt lengths, decode over batch × context, verify over q = 1..k+1.
-    The draft gets the same shapes less the wide verify sweep (it runs one-token steps)."""
+    The draft gets the same shapes less the wide verify sweep (it runs one-token steps). `uniform_verify` (a GPU:
+    each verification width of the target is timed in an engine of its own, calibration/calibrate/measure.py
+    `engine_jobs`) keeps the widths to those a step of at most max_k drafts verifies, q <= max_k + 1."""
     contexts = sorted({_round_block(c, block_size) for c in (max_context // 8, max_context // 2, max_context)})
     batches = _ladder(1, max_batch)
     mid = contexts[len(contexts) // 2]
@@ -122,6 +129,8 @@ def plan(*, max_batch: int, max_context: int, max_k: int, block_size: int, max_b
     points.append(Point("prefill", 4, max(16, min(max_context, max_batched_tokens) // 8), 0))
     points += [Point("decode", b, 1, c) for b in batches for c in contexts]
     qs = sorted({1, 2, 3, 5, max_k + 1}) if role == "target" else [1, 2, max_k + 1]
+    if uniform_verify:  # one engine start (15-75 s on a GPU) per width: none for a width no speculative step has
+        qs = [q for q in qs if q <= max_k + 1]
     points += [Point("verify", b, q, mid) for b in batches for q in qs if b * q <= max_batched_tokens]
     points += [Point("verify", b, max_k + 1, contexts[-1]) for b in (1, max_batch) if b * (max_k + 1) <= max_batched_tokens]
     return sorted(set(points))

@@ -13,6 +13,9 @@ should weigh the same on a 5 ms decode step as on a 2 s prefill. A robust loss (
 The unknowns are EngineCost's fitted fields (their metadata says in which unit, bounds and start), then the
 admission cost, which only the benchmark pays.
 
+A draft timed on a GPU runs its steps without graphs, as V2 runs a draft model's passes: its fit solves for the
+eager pass's overhead instead of the step's (calibration/calibrate/eager.py).
+
 At tensor parallelism N > 1 every step also pays 2·layers all-reduces; their two terms are measured on their own
 (allreduce.py: the per-call latency would be one more per-step constant here) and held fixed in the step fit.
 A profile's fit (`fit_profile`) takes every model's points at their time with the drift between rounds taken out
@@ -37,6 +40,7 @@ from advisor.profiles.catalog import load_hardware
 from calibration.calibrate import allreduce, bench
 from calibration.calibrate import profile_file as prof
 from calibration.calibrate.bench import Point, point_of, predict
+from calibration.calibrate.eager import ENGINE_STEP, PASS, eager_grid, eager_steps, engine_step
 from calibration.calibrate.rounds import point_times
 
 MAX_HELDOUT_MEDIAN_ERROR = 0.15  # refuse to save a fit that misses unseen shapes by more than this (median)
@@ -117,12 +121,17 @@ def _admission(x: np.ndarray, grid: tuple = GRID) -> tuple[float, float]:
     return step, seq
 
 
-def unfitted(cpu: bool, moe: bool = False) -> dict[str, str]:
+def unfitted(cpu: bool, moe: bool = False, eager: bool = False) -> dict[str, str]:
     """The fields calibrate's grid does not identify, and why: they keep their defaults (on a CPU, the ones that do
-    not apply there take their CPU value); for a dense model (`moe` false), those only experts pay too."""
-    return {**{f.name: ("does not apply on a CPU (no CUDA graphs): " if cpu and f.how.cpu is not None else "")
+    not apply there take their CPU value); for a dense model (`moe` false), those only experts pay too; for an
+    `eager` draft (`eager_grid`), the step overhead instead of the pass's."""
+    held = {**{f.name: ("does not apply on a CPU (no CUDA graphs): " if cpu and f.how.cpu is not None else "")
                + f.how.unseen for f in FITTED if f.how.unseen},
             **({} if moe else {f.name: NO_EXPERTS for f in MOE_GRID})}
+    if eager:
+        del held[PASS.name]
+        held["step_overhead"] = ENGINE_STEP
+    return held
 
 
 def datasheet(hardware: str | None) -> EngineCost | None:
@@ -171,7 +180,7 @@ def _starts(model: ModelSpec, points: list[Point], times: np.ndarray, weight_dty
     bandwidth = float(model.weight_bytes_read(1, weight_dtype)) / fastest
     biggest = int(np.argmax(tokens))
     flops = tokens[biggest] * float(model.flops_per_token(points[biggest].context)) / float(times[biggest])
-    guesses = [{"bandwidth": bw, "flops": fl, "step_overhead": share * fastest}
+    guesses = [{"bandwidth": bw, "flops": fl, "step_overhead": share * fastest, PASS.name: share * fastest}
                for bw in (bandwidth, bandwidth * 4) for fl in (flops, flops * 4) for share in (0.2, 0.6)]
     return [np.array([_unknown(guess[f.name], f.how) if f.name in guess else f.how.start for f in grid]
                      + [how.start for how in ADMISSION]) for guess in guesses]
@@ -186,11 +195,12 @@ def outliers(miss: np.ndarray, train: np.ndarray) -> np.ndarray:
 
 
 def fit_cost(model: ModelSpec, points: list[Point], times, heldout: list[bool], chunk_tokens: int,
-             weight_dtype: str = "bf16", fixed: dict | None = None, tp: int = 1) -> Fit:
-    """Least-squares fit of the EngineCost parameters the grid identifies (`grid_for`), and the admission cost, to
-    `times` (seconds, one per point, measured on `tp` GPUs) on the points not held out; errors reported on both sets.
-    `fixed`: values of other EngineCost fields (default: theirs; at tp > 1 the measured all-reduce terms). With fewer
-    than two training points per unknown, the OPTIONAL ones are held at their defaults (`Fit.held`) before the fit is
+             weight_dtype: str = "bf16", fixed: dict | None = None, tp: int = 1, eager: bool = False) -> Fit:
+    """Least-squares fit of the EngineCost parameters the grid identifies (`grid_for`; `eager`: a draft's steps run
+    without graphs on a GPU, `eager_grid`), and the admission cost, to `times` (seconds, one per point, measured on
+    `tp` GPUs) on the points not held out; errors reported on both sets. `fixed`: values of other EngineCost fields
+    (default: theirs; at tp > 1 the measured all-reduce terms; eager: the engine's step overhead). With fewer than
+    two training points per unknown, the OPTIONAL ones are held at their defaults (`Fit.held`) before the fit is
     refused."""
     fixed = dict(fixed or {})
     times = np.asarray(times, dtype=float)
@@ -200,6 +210,8 @@ def fit_cost(model: ModelSpec, points: list[Point], times, heldout: list[bool], 
     train = ~heldout
     kept = OPTIONAL if train.sum() < 2 * (len(grid_for(model)) + len(ADMISSION)) else ()
     grid = tuple(f for f in grid_for(model) if f.name not in kept)
+    grid = eager_grid(grid) if eager else grid
+    fixed = {name: value for name, value in fixed.items() if name not in {f.name for f in grid}}
     unknowns = tuple(f.how for f in grid) + ADMISSION
     if train.sum() < 2 * len(unknowns) or heldout.sum() < MIN_HELD_OUT:
         raise FitError(f"too few measured points to fit ({int(train.sum())} to fit, {int(heldout.sum())} held out): "
@@ -256,10 +268,12 @@ def fit_profile(profile: prof.Profile, specs: dict, path: Path | None = None) ->
         dtype = WEIGHT_DTYPES.get(str(run.engine.get("dtype", "bfloat16")), "bf16")
         if tp > 1 and "link_bandwidth" not in fixed:
             continue  # without the all-reduce terms the steps cannot be fitted (said above)
+        eager = eager_steps(role, run.points, cpu)
         try:
             fit = fit_cost(specs[role], points, point_times([m.samples for m in run.points]),
                            [m.heldout for m in run.points], run.chunk_tokens, weight_dtype=dtype,
-                           fixed=fixed, tp=tp)
+                           fixed={**fixed, "step_overhead": engine_step(profile.target.fit)} if eager else fixed,
+                           tp=tp, eager=eager)
         except FitError as exc:
             problems.append(f"{role}: {exc}")
             continue
@@ -269,7 +283,7 @@ def fit_profile(profile: prof.Profile, specs: dict, path: Path | None = None) ->
             train_median_error=fit.train_median_error, train_worst_error=fit.train_worst_error,
             heldout_median_error=fit.heldout_median_error, heldout_worst_error=fit.heldout_worst_error,
             outliers=[points[i].key for i in fit.outliers],
-            unfitted={**unfitted(cpu, specs[role].num_experts > 1),
+            unfitted={**unfitted(cpu, specs[role].num_experts > 1, eager),
                       **{name: f"{sum(not m.heldout for m in run.points)} points to fit: too few for it as well"
                          for name in fit.held}})
         if not fit.acceptable():

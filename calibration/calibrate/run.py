@@ -53,9 +53,11 @@ def run_calibration(*, target: str, draft: str | None, dummy_weights: bool, max_
         raise InputError(f"--min-seconds must be a number of seconds >= 0, got {min_seconds}")
     if num_gpus < 1:
         raise InputError(f"--num-gpus must be at least 1, got {num_gpus}")
+    gpu = not on_cpu()  # vLLM's platform's call: the target's verification is then timed one width per engine
     try:
         grid = Grid(max_batch=max_batch or defaults["max_batch"], max_context=max_context or defaults["max_context"],
-                    max_k=max_k, dummy_weights=dummy_weights, seed=seed, tensor_parallel_size=num_gpus)
+                    max_k=max_k, dummy_weights=dummy_weights, seed=seed, tensor_parallel_size=num_gpus,
+                    uniform_verify=gpu)
     except ValueError as exc:
         raise InputError(f"bad grid flags: {exc}") from None
     cost, basis = planning_cost(hardware, on_cpu=device.get("gpu") is None)
@@ -72,9 +74,9 @@ def run_calibration(*, target: str, draft: str | None, dummy_weights: bool, max_
             raise InputError(f"{path} exists: pass --resume to continue it, or --out another file")
         profile = prof.new(status="partial", created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                            hardware=hardware, device=device, vllm_version="", settings=grid.settings(),
-                           **{role: _run(name, specs[role], grid.points(role), role == "target" and not on_cpu())
+                           **{role: _run(name, specs[role], grid.points(role), role == "target" and grid.uniform_verify)
                               for role, name in names.items()})
-    print(describe(grid, specs, seconds, repeats, min_seconds, basis, gpu=not on_cpu()), file=sys.stderr)
+    print(describe(grid, specs, seconds, repeats, min_seconds, basis, gpu=gpu), file=sys.stderr)
     if sized:
         print(f"  the grid is re-sized to --budget-seconds {budget_seconds:g} once the target's first "
               f"{PROBE_SAMPLES} points are measured", file=sys.stderr)
@@ -147,7 +149,7 @@ def _resumed(path: Path, grid, specs: dict, max_batch: int | None, max_context: 
         (profile.draft.arch if profile.draft else None) == (arch_of(specs["draft"]) if "draft" in specs else None))
     wanted = {**grid.settings(), **({} if max_batch else {"max_batch": profile.settings.get("max_batch")}),
               **({} if max_context else {"max_context": profile.settings.get("max_context")})}
-    if {"tensor_parallel_size": 1, **profile.settings} != wanted or not same_models:
+    if {"tensor_parallel_size": 1, "uniform_verify": False, **profile.settings} != wanted or not same_models:
         raise InputError(f"--resume: {path} was started with other models or another grid ({profile.settings}); "
                          "give the same flags, or a new --out")
     kept = sum(len(m.samples) for run in (profile.target, profile.draft) if run for m in run.points)
@@ -209,6 +211,8 @@ def summary(path: Path) -> str:
         f = run.fit
         lines.append(f"  {role} {run.name}: bandwidth {f.bandwidth / 1e9:.3g} GB/s, {_compute(run)}, "
                      f"step {f.step_overhead * 1e3:.3g} ms (+{f.multi_token_overhead * 1e3:.3g} ms if N > 1) + "
+                     + (f"{f.draft_pass_overhead * 1e3:.3g} ms per eager pass (each draft pass pays it) + "
+                        if "draft_pass_overhead" not in f.unfitted else "") +
                      f"{f.seq_overhead * 1e3:.3g} ms/seq + {f.token_overhead * 1e3:.3g} ms/token"
                      + (f" + {f.expert_overhead * 1e6:.3g} µs per expert touched"
                         if spec_from_config(run.config, run.name).num_experts > 1 else "") + "; held-out error "

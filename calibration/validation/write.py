@@ -76,12 +76,9 @@ def validate_command(*, out: str, scales: str, ks: str, batches: str, prompt_len
             share = gpu_memory_utilization or meta.get("gpu_memory_utilization")  # as the interrupted run had it
             grid, measured, meta = measure_more(grid, measured, meta, more_passes, out_dir, share)
     else:
-        grid = Grid(scales=parse_list(scales, "--scales", float), ks=parse_list(ks, "--ks"),
-                    batches=parse_list(batches, "--batches"), prompt_lens=parse_list(prompt_lens, "--prompt-lens"),
-                    out_lens=parse_list(out_lens, "--out-lens"),
-                    temperatures=parse_list(temperatures, "--temperatures", float), ngram=ngram, passes=passes,
-                    repeats=repeats, family=family, tensor_parallel_size=num_gpus,
-                    draft_layers=family_arch(family, draft_layers)[1])
+        grid = new_grid(scales=scales, ks=ks, batches=batches, prompt_lens=prompt_lens, out_lens=out_lens,
+                        temperatures=temperatures, ngram=ngram, passes=passes, repeats=repeats, family=family,
+                        draft_layers=draft_layers, num_gpus=num_gpus)
         if (out_dir / "validation.json").exists():
             raise InputError(f"{out_dir / 'validation.json'} exists: pass --resume to continue it, or another --out")
         costs = grid_costs(grid, calibration)  # before measuring: no calibration, no report, so no run
@@ -99,6 +96,17 @@ def validate_command(*, out: str, scales: str, ks: str, batches: str, prompt_len
         _write_measurements(out_dir, grid, measured.runs, meta)
         return write_report(out_dir, grid, measured.runs, costs, meta)
     return write_report(out_dir, grid, measured.runs, grid_costs(grid, calibration), meta)
+
+
+def new_grid(*, scales: str, ks: str, batches: str, prompt_lens: str, out_lens: str, temperatures: str, ngram: bool,
+             passes: int, repeats: int, family: str, draft_layers: int | None, num_gpus: int) -> Grid:
+    """The grid validate's flags ask for (the synchronous baseline is added where vLLM runs one: `sync_ngram`)."""
+    return Grid(scales=parse_list(scales, "--scales", float), ks=parse_list(ks, "--ks"),
+                batches=parse_list(batches, "--batches"), prompt_lens=parse_list(prompt_lens, "--prompt-lens"),
+                out_lens=parse_list(out_lens, "--out-lens"),
+                temperatures=parse_list(temperatures, "--temperatures", float), ngram=ngram, passes=passes,
+                repeats=repeats, family=family, tensor_parallel_size=num_gpus,
+                draft_layers=family_arch(family, draft_layers)[1])
 
 
 def sync_ngram() -> bool:

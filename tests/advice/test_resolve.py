@@ -179,3 +179,11 @@ def test_34_a_known_drafter_is_the_yardstick_and_the_pairs_facts_come_first():
                           acceptance=AcceptanceInput(length=1.05, measured_k=3)).acceptance
     assert "likely causes: the target is served quantized (fp8)" in head.warnings[0]
     assert "prompts of 4000 tokens are past the drafter's 2048-token training context" in head.warnings[0]
+
+
+def test_ngram_on_a_gpu_says_its_host_wait_is_a_lower_bound():
+    """The note reaches the report: the synchronous host step n-gram waits for on a GPU is the scheduler's alone."""
+    notes = build_scenario(method="ngram", gpu="h100-sxm", prompt_len=512, out_len=128).gpu_caveats
+    assert any("a lower bound" in n and "sampled tokens' copy back" in n for n in notes)
+    assert not any("synchronously" in n for n in build_scenario(gpu="h100-sxm", prompt_len=512,
+                                                               out_len=128).gpu_caveats)

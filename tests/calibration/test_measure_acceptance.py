@@ -1,6 +1,7 @@
-"""`specadvisor acceptance measure`: bad prompt files and model folders are refused before any engine starts; and
-(marker `engine`) a real draft-model run on a generated test pair, per prompt and overall, saved and fed to
-`recommend`, with the engine's own Prometheus text agreeing."""
+"""`specadvisor acceptance measure`: bad prompt files and model folders are refused before any engine starts; a run
+that measured nothing is refused as each model runner counts it (on the simulated CUDA platform: Model Runner V2
+counts n-gram's fillers as drafts); and (marker `engine`) a real draft-model run on a generated test pair, per prompt
+and overall, saved and fed to `recommend`, with the engine's own Prometheus text agreeing."""
 
 import json
 
@@ -11,6 +12,7 @@ from advisor.cli.app import app
 from advisor.errors import InputError
 from advisor.measured.metrics import parse
 from calibration.measure_acceptance import MeasureConfig, load_prompts
+from simulated_cuda import cuda  # noqa: F401  (the fixture)
 
 runner = CliRunner()
 
@@ -108,3 +110,52 @@ def test_measure_a_real_pair_per_prompt_save_and_recommend(tmp_path):
     assert out["inputs"]["acceptance_source"].startswith("vLLM measurement of")
     assert any("extrapolated" in n for n in out["inputs"]["acceptance_notes"])
     assert out["interval"]["e2e_low"] <= out["speedup"]["e2e_latency"] <= out["interval"]["e2e_high"]
+
+
+def _gpu_measure(tmp_path, monkeypatch, method: str):
+    """`acceptance measure` on the simulated CUDA platform, random prompts (no n-gram of them recurs), vLLM's engine
+    stood in for by one whose arguments and runner come from this project's engine layer and vLLM's own rules."""
+    from simulated_engine import StandInEngine
+
+    from calibration import measure_acceptance
+
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "config.json").write_text(json.dumps({"vocab_size": 256}))
+    prompts = _prompts(tmp_path, ['{"prompt_token_ids": [11, 42, 97, 5]}', '{"prompt_token_ids": [7, 8, 9]}'])
+    StandInEngine.opened = []
+    monkeypatch.setattr(measure_acceptance, "open_engine", StandInEngine)
+    cfg = MeasureConfig(target=str(target), draft=str(target) if method == "draft_model" else None, method=method,
+                        k=3, max_tokens=9)
+    return measure_acceptance.measure(cfg, prompts)
+
+
+def test_on_a_gpu_ngram_that_matched_nothing_is_told_from_its_accepted_tokens(cuda, tmp_path, monkeypatch):
+    """Model Runner V2 (vLLM's pick on a GPU) counts every request-step as a draft of k filler tokens, so the V1
+    runner's "drafted nothing" never shows: none of 48 filler tokens accepted is the same refusal, in one line."""
+    with pytest.raises(InputError, match=r"accepted none of 48 n-gram draft tokens over 2 prompts: no n-gram of the "
+                                         r"prompts recurred \(lower --prompt-lookup-min\)"):
+        _gpu_measure(tmp_path, monkeypatch, "ngram")
+    from simulated_engine import StandInEngine
+
+    assert StandInEngine.opened[0].vllm_config["model_runner"] == "v2"
+
+
+def test_on_the_v1_runner_ngram_that_matched_nothing_drafted_nothing(cuda, tmp_path, monkeypatch):
+    monkeypatch.setenv("VLLM_USE_V2_MODEL_RUNNER", "0")
+    with pytest.raises(InputError, match="vLLM drafted nothing over 2 prompts: no n-gram of the prompts recurred"):
+        _gpu_measure(tmp_path, monkeypatch, "ngram")
+
+
+def test_only_ngram_on_v2_is_judged_by_its_accepted_tokens():
+    """A draft model whose every token was rejected measured α = 0; so did n-gram on the V1 runner, whose counted
+    drafts are matches. On V2 the counted drafts are fillers too: nothing accepted is nothing measured."""
+    from advisor.measured.counts import Counts
+    from calibration.measure_acceptance import refuse_empty
+
+    rejected = Counts(drafts=16, draft_tokens=48, accepted=0, per_position=(0, 0, 0))
+    refuse_empty(rejected, 2, "draft_model", filled=False)
+    refuse_empty(rejected, 2, "ngram", filled=False)
+    with pytest.raises(InputError, match="accepted none of 48"):
+        refuse_empty(rejected, 2, "ngram", filled=True)
+    refuse_empty(Counts(drafts=16, draft_tokens=48, accepted=1, per_position=(1, 0, 0)), 2, "ngram", filled=True)

@@ -2,12 +2,14 @@
 state (`Hardware.derived`), another generation's kernel floors and bandwidth share (`kernels.floors_borrowed_from`),
 another memory kind's share of peak (`enginecost.streams_like`); and, said with them, memory the GPU shares with its
 CPU. `caveats` words them for the report's notes and the JSON's `gpu_caveats`; `mark` tags a figure where the costs
-line shows it.
+line shows it. `synchronous_host` says where a synchronous method's host step is the scheduler's alone, timed on a
+CPU, not measured beside the GPU.
 """
 
 from __future__ import annotations
 
 from advisor.model.cost.enginecost import DEFAULT_BANDWIDTH_SCALE, streams_like
+from advisor.model.cost.speculative import Setup
 from advisor.model.gpu.hardware import FAMILY_NAMES, Hardware
 from advisor.model.gpu.kernels import MEASURED_ON, floors_borrowed_from
 
@@ -65,3 +67,16 @@ def caveats(hw: Hardware, compute: str, *, datasheet: bool, tp: int = 1) -> tupl
                     "(vllm/utils/mem_utils.py reads the OS's available memory on an integrated GPU), so the OS "
                     "and the server's own process must fit in the rest")
     return tuple(said)
+
+
+def synchronous_host(setup: Setup) -> str | None:
+    """Where vLLM runs `setup`'s method synchronously beside an async baseline (ngram on a GPU) and the host step it
+    waits for is the default, in words: vLLM's scheduler alone (timed on a CPU by benchmarks/bench_host_step.py), a
+    lower bound (advisor.vllm.runner `SYNC_UNPRICED`); None where no such wait is priced or it was measured."""
+    cost = setup.target_cost
+    if setup.sync_penalty is not None or not float(setup.sync_cost(1.0)) > 0:
+        return None
+    return (f"{setup.method} runs synchronously here: each step waits for the host, priced as vLLM's scheduler alone "
+            f"({cost.host_step_overhead * 1e6:.0f} µs + {cost.host_seq_overhead * 1e6:.0f} µs per request), a lower "
+            "bound: the step's input staging and the sampled tokens' copy back are not in it (`specadvisor "
+            "validate` on this GPU measures the whole wait)")

@@ -22,6 +22,19 @@ def test_grid_shapes_are_valid_for_the_engine():
     assert max(p.batch for p in points) == 64 and max(p.context for p in points) == 4096
 
 
+@pytest.mark.parametrize("max_k", [1, 2, 3, 4, 7])
+def test_a_gpu_grid_times_no_verification_wider_than_max_k_plus_one(max_k):
+    """On a GPU each verification width of the target is one engine start (15-75 s): the grid keeps the widths a
+    speculative step of at most max_k drafts verifies; a CPU grid, timed in one engine, keeps its q = 5 beside them."""
+    def widths(**flags):
+        grid = Grid(max_batch=16, max_context=1024, max_k=max_k, dummy_weights=True, seed=0, **flags)
+        return {p.new_tokens for p in grid.points("target") if p.kind == "verify"}
+
+    gpu, cpu = widths(uniform_verify=True), widths()
+    assert max(gpu) == max_k + 1 and gpu == {q for q in cpu if q <= max_k + 1}
+    assert 5 in cpu and {1, 2, max_k + 1} <= gpu
+
+
 def test_held_out_points_cover_every_kind_and_lie_inside_the_range():
     points = Grid(max_batch=16, max_context=1024, max_k=7, dummy_weights=True, seed=0).points("target")
     held = bench.held_out(points)

@@ -10,6 +10,7 @@ import inspect  # noqa: E402
 from types import SimpleNamespace  # noqa: E402
 
 from simulated_cuda import cuda  # noqa: E402,F401  (the fixture)
+from simulated_engine import StandInEngine  # noqa: E402
 
 # vLLM's modules load before the simulated platform is in place (their import asks the real one)
 from vllm.config import CompilationConfig  # noqa: E402
@@ -18,7 +19,6 @@ from vllm.config.speculative import SpeculativeConfig  # noqa: E402
 from vllm.v1.worker.gpu.spec_decode import init_speculator  # noqa: E402
 from vllm.v1.worker.gpu.spec_decode.standalone_ar.speculator import StandaloneARSpeculator  # noqa: E402
 
-from advisor.measured.metrics import DRAFTS  # noqa: E402
 from advisor.vllm.runner import (  # noqa: E402
     DRAFT_MODEL_CUDAGRAPH_MODE,
     UNIFORM_VERIFY_METHOD,
@@ -29,58 +29,6 @@ from calibration.calibrate import profile_file as prof  # noqa: E402
 from calibration.calibrate.run import run_calibration  # noqa: E402
 from calibration.engine.arguments import engine_arguments  # noqa: E402
 from calibration.engine.tinymodels import TINY_DRAFT, TINY_TARGET, write_model_dir  # noqa: E402
-from calibration.engine.vllm_engine import Completion  # noqa: E402
-
-
-def resolved(args: dict) -> dict:
-    """What vLLM resolves from these LLM arguments for what this test reads: the CUDA-graph mode through vLLM's own
-    CompilationConfig (FULL_AND_PIECEWISE when none is given, as VllmConfig sets it on CUDA) and the drafts."""
-    mode = CompilationConfig(**args.get("compilation_config", {})).cudagraph_mode
-    spec = args.get("speculative_config") or {}
-    return {"model_runner": "v2", "async_scheduling": args["async_scheduling"], "enforce_eager": args["enforce_eager"],
-            "cudagraph_mode": mode.name if mode is not None else "FULL_AND_PIECEWISE", "block_size": 16,
-            "attention_backend": "FLASH_ATTN", "max_cudagraph_capture_size": 512,
-            "speculative_method": spec.get("method"), "num_speculative_tokens": spec.get("num_speculative_tokens", 0)}
-
-
-class StandInEngine:
-    """An engine as open_engine would start it on the simulated GPU (its arguments from engine_arguments), answering
-    every timing with 1 ms; a uniform verification's steps show in its draft counter as vLLM's do."""
-
-    vocab_size, block_size, kv_capacity_tokens, tensor_parallel_size = 256, 16, 0, 1
-    max_num_batched_tokens, max_num_seqs, dtype, vllm_version = 8192, 1024, "bfloat16", "0.32.0"
-    opened: list = []
-
-    def __init__(self, model, **kwargs):
-        self.engine_args, _ = engine_arguments(model, cpu=False, **kwargs)
-        self.vllm_config = resolved(self.engine_args)
-        self.drafts = 0
-        StandInEngine.opened.append(self)
-
-    def generate(self, prompts, max_tokens, *args, **kwargs):
-        if self.vllm_config["num_speculative_tokens"]:
-            self.drafts += len(prompts) * (max_tokens - 1)  # no draft accepted: one step per token after the first
-        cached = len(prompts[0]) // self.block_size * self.block_size
-        return [Completion(len(p), (1,) * max_tokens, cached, 0.0, 0.001, 0.001 * max_tokens, 0) for p in prompts]
-
-    def metrics(self):
-        return {DRAFTS: self.drafts}
-
-    def _checked(self, done, cached):
-        return done
-
-    def prefill(self, prompts):
-        return 0.001
-
-    def decode(self, prefixes, steps, repeats=1, *, prime=True):
-        return [0.001] * repeats
-
-    def verify(self, prefixes, q, repeats=1, *, prime=True):
-        assert not self.vllm_config["num_speculative_tokens"], "a cached-prefix verify in a speculative engine"
-        return [0.001] * repeats
-
-    def close(self):
-        pass
 
 
 def test_the_engines_run_what_vllms_v2_runner_runs(cuda):
@@ -110,7 +58,7 @@ def test_samples_carry_the_graph_mode_v2_runs_them_in(cuda, tmp_path, monkeypatc
                     max_k=3, repeats=3, min_seconds=0.0, budget_seconds=600, out=str(out), resume=False, gpu="auto")
     profile = prof.load(out)
     uniform = sorted({m.new_tokens for m in profile.target.points if m.uniform})
-    assert uniform == [2, 3, 4, 5]  # every target verify point wider than one token
+    assert uniform == [2, 3, 4]  # every target verify point wider than one token, none wider than max_k + 1
     assert [e.engine_args.get("speculative_config") for e in StandInEngine.opened] == [None] + [
         {"method": UNIFORM_VERIFY_METHOD, "num_speculative_tokens": q - 1} for q in uniform] + [None]
     assert StandInEngine.opened[-1].engine_args["compilation_config"] == {"cudagraph_mode": "NONE"}
@@ -122,4 +70,55 @@ def test_samples_carry_the_graph_mode_v2_runs_them_in(cuda, tmp_path, monkeypatc
                                                     "verify (uniform)": "FULL"}
     assert profile.draft.engine["graph_modes"] == {"prefill": "NONE", "decode": "NONE", "verify": "NONE"}
     assert profile.draft.engine["vllm_config"]["cudagraph_mode"] == "NONE"
-    assert sorted(profile.target.engine["verify_engines"]) == ["2", "3", "4", "5"]
+    assert sorted(profile.target.engine["verify_engines"]) == ["2", "3", "4"]
+
+
+def test_a_one_layer_drafts_eager_cost_reaches_its_draft_passes(cuda, tmp_path, monkeypatch):
+    """Issue 46: calibrate on the simulated GPU, each engine answering with a known engine's step times (the cost
+    model's own, at the graph mode the step ran in): the target's steps pay the engine's 0.35 ms beside their
+    graphs, the one-layer draft's eager steps that and 0.9 ms of pass. The saved calibration prices each draft pass
+    of a speculative step at the draft's own cost, those 0.9 ms included; the draft's step overhead, which no draft
+    pass pays, is the engine's."""
+    from dataclasses import replace
+
+    from advisor.model.cost.enginecost import EngineCost
+    from advisor.model.cost.speculative import Setup
+    from advisor.model.shape.config_reader import spec_from_config
+    from advisor.profiles.calibrated import costs_for
+    from advisor.profiles.catalog import load_hardware
+    from calibration.calibrate import bench
+    from calibration.engine.platform import step_graph_mode
+    from calibration.engine.tinymodels import decoder_config
+
+    one_layer = decoder_config(hidden=128, layers=1, heads=4, kv_heads=2, intermediate=352, name="one-layer-draft")
+    target, draft = write_model_dir(tmp_path / "t", TINY_TARGET), write_model_dir(tmp_path / "d", one_layer)
+    specs = {str(target): spec_from_config(TINY_TARGET, "t"), str(draft): spec_from_config(one_layer, "d")}
+    h100 = load_hardware("h100-sxm")
+    engine = replace(EngineCost.from_datasheet(h100), step_overhead=0.35e-3, seq_overhead=20e-6)
+    truth = {str(target): engine, str(draft): replace(engine, draft_pass_overhead=0.9e-3)}
+
+    def timed(stand_in, point, prefixes, repeats, rng):
+        mode = step_graph_mode(stand_in.vllm_config, point.batch * point.new_tokens, point.repeated)
+        at = replace(point, graph_mode=mode)
+        return [float(bench.predict(specs[stand_in.model], truth[stand_in.model], [at], 8192)[0])] * repeats
+
+    StandInEngine.opened = []
+    monkeypatch.setattr(measure, "open_engine", StandInEngine)
+    monkeypatch.setattr(bench, "measure", timed)
+    monkeypatch.setattr("calibration.calibrate.run.detect_hardware", lambda gpu: ("h100-sxm", {"gpu": "H100"}))
+    out = tmp_path / "cal.json"
+    run_calibration(target=str(target), draft=str(draft), dummy_weights=True, max_batch=16, max_context=512,
+                    max_k=3, repeats=3, min_seconds=0.0, budget_seconds=600, out=str(out), resume=False, gpu="auto")
+    profile = prof.load(out)
+    assert profile.status == "fitted", profile.note
+    fit = profile.draft.fit
+    assert fit.draft_pass_overhead == pytest.approx(0.9e-3, rel=0.05)
+    assert fit.step_overhead == profile.target.fit.step_overhead == pytest.approx(0.35e-3, rel=0.05)
+    assert "draft_pass_overhead" not in fit.unfitted and "step_overhead" in fit.unfitted
+    target_cost, draft_cost, _ = costs_for(str(out), specs[str(target)], specs[str(draft)], h100)
+    calibrated = Setup(specs[str(target)], target_cost, "draft_model", specs[str(draft)], draft_cost)
+    known = Setup(specs[str(target)], engine, "draft_model", specs[str(draft)], truth[str(draft)])
+    for k, batch in ((1, 1), (3, 1), (3, 8)):
+        assert float(calibrated.draft_time(k, batch, 512)) == pytest.approx(float(known.draft_time(k, batch, 512)),
+                                                                           rel=0.05), (k, batch)
+    assert float(calibrated.draft_time(3, 1, 512)) > 3 * 0.9e-3

@@ -12,7 +12,7 @@ from calibration.engine import memory, platform
 from calibration.engine.arguments import engine_arguments
 
 vllm_config_module = pytest.importorskip("vllm.config.vllm")
-from simulated_cuda import cuda  # noqa: E402,F401  (the fixture)
+from simulated_cuda import cuda, v2_decision  # noqa: E402,F401  (the fixture)
 
 
 def test_gpu_or_cpu_is_vllms_platform_not_pynvml(cuda, monkeypatch):
@@ -21,19 +21,6 @@ def test_gpu_or_cpu_is_vllms_platform_not_pynvml(cuda, monkeypatch):
     monkeypatch.setattr(visible_gpu, "pynvml", None)
     assert not platform.on_cpu()
     assert platform.device_name() == "NVIDIA H100 80GB HBM3"
-
-
-def v2_decision(method: str | None) -> bool:
-    """vLLM 0.32's `VllmConfig.use_v2_model_runner` evaluated on a config holding only what it reads."""
-    spec = None if method is None else types.SimpleNamespace(method=method, parallel_drafting=False,
-                                                              use_heterogeneous_vocab=False)
-    config = types.SimpleNamespace(
-        attention_config=types.SimpleNamespace(hisparse_config=None), speculative_config=spec,
-        parallel_config=types.SimpleNamespace(distributed_executor_backend="mp", pipeline_parallel_size=1,
-                                              use_ubatching=False))
-    config._get_v2_model_runner_unsupported_features = (
-        lambda: vllm_config_module.VllmConfig._get_v2_model_runner_unsupported_features(config))
-    return vllm_config_module.VllmConfig.use_v2_model_runner.fget(config)
 
 
 @pytest.mark.parametrize("method", [None, "draft_model", "ngram"])

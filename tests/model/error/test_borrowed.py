@@ -60,3 +60,19 @@ def test_mark_tags_derived_and_borrowed_figures_only():
     assert borrowed.mark(mi350x, "fp8_tflops") == " (derived)"
     assert borrowed.mark(mi350x, "interconnect_gbs") == " (borrowed from mi355x)"
     assert borrowed.mark(replace(mi350x, derived=(), cited=()), "fp8_tflops") == ""  # stated by its one source
+
+
+def test_a_synchronous_methods_default_host_step_is_said_to_be_a_lower_bound(llama8b, h100):
+    """Issue 46: on a GPU vLLM runs ngram synchronously beside an async baseline, and each of its steps waits for
+    the host; the default prices vLLM's scheduler alone, so the answer says it is a lower bound. Not where the
+    wait was measured (validate), not for a method scheduled like its baseline, not on a CPU (both synchronous)."""
+    from advisor.model.cost.speculative import Setup
+
+    gpu = EngineCost.from_datasheet(h100)
+    said = borrowed.synchronous_host(Setup(llama8b, gpu, "ngram"))
+    assert said.startswith("ngram runs synchronously here: each step waits for the host, priced as vLLM's "
+                           "scheduler alone (46 µs + 16 µs per request), a lower bound: the step's input staging")
+    assert borrowed.synchronous_host(Setup(llama8b, gpu, "ngram", sync_penalty=0.4e-3)) is None
+    assert borrowed.synchronous_host(Setup(llama8b, gpu, "ngram_gpu")) is None  # async, as its baseline
+    cpu = EngineCost.from_datasheet(load_hardware("cpu-xeon-icelake-2vcpu"))
+    assert borrowed.synchronous_host(Setup(llama8b, cpu, "ngram")) is None
