@@ -74,7 +74,8 @@ def _sum_within_buckets(d: Snapshot, name: str, engine: str, origin: str) -> Non
     lo = np.concatenate([[0.0], bounds[:-1]])
     top = MAX_REQUEST_TOKENS if name in (PROMPT, OUTPUT) else math.inf
     hi = np.where(np.isfinite(bounds), bounds, top)
-    low, high = float((per * lo).sum()), float(np.where(per > 0, per * hi, 0.0).sum())
+    held = per > 0  # an empty open bucket bounds nothing (0 x inf)
+    low, high = float((per * lo).sum()), float((per[held] * hi[held]).sum())
     slack = 1e-6 * max(low, 1.0)
     if not low - slack <= total <= high * (1 + 1e-9) + slack:
         raise InputError(f"{origin}: {_named(name + '_sum', engine)} reads {total:g}, outside the {low:g} to "
