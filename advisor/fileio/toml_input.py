@@ -21,7 +21,7 @@ from typing import Any
 from advisor.errors import InputError
 from advisor.fileio.json_input import MAX_DEPTH, shown_size
 
-# A plan of 5,000 workloads (review.evaluate.MAX_PAIRS) is ~1.5 MiB of TOML.
+# A plan of 5,000 workloads (review.evaluate.MAX_PAIRS) is ~0.85 MB of TOML (benchmarks/input_readers.py).
 MAX_BYTES = 4 * 2**20
 # Strings and comments, each closed by its named group (a multi-line string's close may hold one or two quotes of the
 # string before it); a string whose group did not match never closes (tomllib walks it a character at a time before
