@@ -33,7 +33,18 @@ class MeasureMethod(str, Enum):
     ngram = "ngram"
 
 
-SAVE_HELP = "Also write the counts as Prometheus text, which `specadvisor recommend --metrics FILE` reads."
+SAVE_HELP = ("Also write the counts as Prometheus text, which `specadvisor recommend --metrics FILE` reads. Refused "
+             "when it names a file this command reads: nothing is overwritten.")
+
+
+def _not_inputs(save: Optional[str], **inputs: Optional[str]) -> None:
+    """--save may not replace what the command reads (issue 49: `from-metrics acc.prom --save acc.prom` replaced a
+    full scrape with four series)."""
+    from advisor.fileio.atomic_write import refuse_overwriting
+
+    local = {"the " + name.replace("_", " "): None if p is None or p.startswith(("http://", "https://")) else p
+             for name, p in inputs.items()}
+    refuse_overwriting({"--save": save}, local)
 
 
 def _lines(s: dict, origin: str) -> list[str]:
@@ -95,6 +106,7 @@ def from_metrics(
     """Acceptance from vLLM's spec-decode counters (one scrape, or the delta of two)."""
     from advisor.measured.metrics import scrape
 
+    _not_inputs(save, scrape=source, second_scrape=second)
     found = scrape(source, second)
     _emit(found.counts, found.origin, format, save, found.measured_temperature, live=None if second else source)
 
@@ -118,6 +130,7 @@ def ngram(
     from advisor.measured.ngram_corpus import replay
     from advisor.measured.tokens import encoder
 
+    _not_inputs(save, corpus=corpus)
     cfg = NgramConfig(k=k, min_n=prompt_lookup_min, max_n=prompt_lookup_max, max_model_len=max_model_len)
     if tokenizer is None:
         encoding = encoder()
@@ -158,6 +171,7 @@ def measure(
     gpu_memory_utilization: Optional[float] = typer.Option(None, help=GPU_MEMORY_HELP),
 ) -> None:
     """Run your prompts through vLLM with speculation on and count what it accepts, per prompt and overall."""
+    _not_inputs(save, prompts=prompts)
     require("acceptance measure", "vllm")
     with engine_imports("acceptance measure"):
         try:

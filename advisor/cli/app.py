@@ -98,15 +98,23 @@ def plot(
 def review(
     plan: str = typer.Argument(..., help="Plan file (TOML): workloads and candidate deployments."),
     out: Optional[str] = typer.Option(None, "--out", help="Folder for review.md, review.html and the plots. "
-                            "Default: ./PLAN-review (PLAN: the plan file's name)."),
+                            "Default: ./PLAN-review (PLAN: the plan file's name). Refused when a file it would "
+                            "write is one the plan reads: nothing is overwritten."),
 ) -> None:
     """Capacity-planning review of a traffic mix: per workload and deployment, the verdict, the request rate
-    within the SLOs, GPUs needed with and without speculation, and $ per million output tokens."""
+    within the SLOs, GPUs needed with and without speculation, and $ per million output tokens. At most 5000
+    workload x deployment pairs; progress is shown on a terminal."""
+    from advisor.cli.progress import Progress
     from advisor.render.review_files import write_review
     from advisor.render.wrap import paragraph, terminal_width
 
     width = terminal_width()
-    for line in write_review(plan, out):
+    with Progress() as shown:
+        def progress(done: int, pairs: int, workload: str, deployment: str) -> None:
+            shown(f"review: {done} of {pairs} pairs done; now {workload} on {deployment}")
+
+        lines = write_review(plan, out, progress)
+    for line in lines:
         typer.echo(paragraph(line, width, rest="  "))
 
 

@@ -12,6 +12,9 @@ import typer
 
 from advisor.errors import InputError
 
+# Every output flag says this (issue 49: `observe W.json --save-plan W.json` replaced the window with a plan).
+NOT_AN_INPUT = "Refused when it names a file this command reads or another output: nothing is overwritten."
+
 
 class Format(str, Enum):
     text = "text"
@@ -20,9 +23,10 @@ class Format(str, Enum):
 
 
 def observe(
-    source: str = typer.Argument(..., help="The server (http://host:8000, its /metrics is read) or a window saved "
-                                 "with --record."),
-    seconds: float = typer.Option(60.0, "--seconds", help="How long to watch."),
+    source: str = typer.Argument(..., help="The server (http://host:8000, its /metrics is read; each read is given "
+                                 "up after 10 s) or a window saved with --record."),
+    seconds: float = typer.Option(60.0, "--seconds", help="How long to watch: at most 86400 (a day), at most "
+                                  "100000 samples of --every."),
     every: float = typer.Option(1.0, "--every", help="Seconds between samples of the running-requests gauge."),
     target: Optional[str] = typer.Option(None, "--target", help="The served model: a profile name or a directory "
                                          "with config.json (default: the profile the metrics' model name matches)."),
@@ -38,16 +42,21 @@ def observe(
     max_num_seqs: Optional[int] = typer.Option(None, "--max-num-seqs", help="The server's --max-num-seqs (default: "
                                                "vLLM's for the GPU); its running-requests gauge never exceeds it."),
     calibration: Optional[str] = typer.Option(None, "--calibration", help="Calibration profile of this pair."),
-    record_to: Optional[str] = typer.Option(None, "--record", help="Also save the window (both scrapes and the "
-                                            "gauge samples) to this JSON file, for `specadvisor observe FILE`."),
+    record_to: Optional[str] = typer.Option(None, "--record", help="Also save the window watched on a server (both "
+                                            "scrapes and the gauge samples) to this JSON file, for `specadvisor "
+                                            "observe FILE`. " + NOT_AN_INPUT),
     save_plan: Optional[str] = typer.Option(None, "--save-plan", help="Write the traffic as a plan (TOML) that "
-                                            "`specadvisor review` reads."),
+                                            "`specadvisor review` reads. " + NOT_AN_INPUT),
     format: Format = typer.Option(Format.text, "--format", help="text, json or markdown."),
     plot: Optional[str] = typer.Option(None, "--plot", help="PNG or SVG: the traffic mix and the predicted gain per "
-                                       "concurrency."),
+                                       "concurrency. " + NOT_AN_INPUT),
 ) -> None:
     """Advise on speculative decoding from the traffic a running vLLM server really gets: its /metrics at the
-    start and end of a window, the running requests every --every seconds."""
+    start and end of a window, the running requests every --every seconds. A data-parallel server's engines are
+    read one by one (vLLM's engine label) and the advice is per DP rank."""
+    from advisor.cli.options import check_counts
+    from advisor.cli.progress import Progress
+    from advisor.fileio.atomic_write import refuse_overwriting
     from advisor.observe import scrape
     from advisor.observe.answer import answer
     from advisor.observe.plan_file import write_plan
@@ -55,13 +64,23 @@ def observe(
     from advisor.observe.traffic import traffic
     from advisor.render import observe_report
 
+    check_counts(dict(num_gpus=num_gpus, max_num_seqs=max_num_seqs))
+    live = source.startswith(("http://", "https://"))
+    if record_to is not None and not live:
+        raise InputError(f"--record saves the window watched on a live server; {source} is a saved window already")
+    refuse_overwriting({"--record": record_to, "--save-plan": save_plan, "--plot": plot},
+                       {"the window": None if live else source, "the calibration": calibration})
     if plot is not None:  # a wrong suffix is said before the window is watched, not after
         from advisor.render.plot_style import FORMATS
 
         if Path(plot).suffix.lower() not in FORMATS:
             raise InputError(f"--plot {plot}: the suffix picks the format; use .png or .svg")
-    if source.startswith(("http://", "https://")):
-        window = scrape.record(source, seconds, every)
+    if live:
+        with Progress() as shown:
+            def progress(elapsed: float, total: float, sample) -> None:
+                shown(f"watching {source}: {elapsed:.0f} of {total:.0f} s, {sample.running:.0f} requests running")
+
+            window = scrape.record(source, seconds, every, progress=progress)
         if record_to is not None:
             scrape.save(window, record_to)
     else:

@@ -83,6 +83,21 @@ SCENARIO_OPTIONS = [
 SCENARIO_NAMES = frozenset(p.name for p in SCENARIO_OPTIONS)
 
 
+# A count past 64 bits is no count vLLM takes (its flags are C longs): a 400-digit --batch or --data-parallel-size
+# reached float() somewhere and was a traceback.
+MAX_COUNT = 2**63
+
+
+def check_counts(values: dict) -> dict:
+    """`values` (flag name -> value), once every whole number among them fits 64 bits; else one line naming it."""
+    for name, value in values.items():
+        if isinstance(value, int) and not isinstance(value, bool) and not -MAX_COUNT < value < MAX_COUNT:
+            digits = len(str(abs(value)))
+            raise InputError(f"--{name.replace('_', '-')} is a {digits}-digit number, past any count vLLM takes "
+                             "(64 bits)")
+    return values
+
+
 def scenario_command(func=None, *, compares: bool = False):
     """Decorate a typer command that takes `scenario` (plus its own options): the shared flags are added to its
     CLI and built into a Scenario before it runs. Apply it below `@app.command()`. With `compares`, --method compare
@@ -101,6 +116,7 @@ def scenario_command(func=None, *, compares: bool = False):
 
     @functools.wraps(func)
     def command(**kwargs):
+        check_counts(kwargs)
         flags = {name: kwargs.pop(name) for name in SCENARIO_NAMES}
         if wants_flags:  # the flags as typed, for what a Scenario does not keep (e.g. a limit left to vLLM)
             kwargs["scenario_flags"] = dict(flags)

@@ -33,9 +33,11 @@ def preflight(
     source file that decides it, and the fix. Exit 0 when clean, 1 when a problem is found, 2 on bad input."""
     import sys
 
-    from advisor.preflight.command import from_config, parse_serve
+    from advisor.cli.options import check_counts
+    from advisor.preflight.command import MAX_COMMAND_CHARS, from_config, parse_serve
     from advisor.preflight.run import preflight as run
 
+    check_counts(dict(max_model_len=max_model_len, measured_k=measured_k))
     structured = structured_output or check_task(task) in STRUCTURED_TASKS
     if (command is None) == (speculative_config is None):
         raise InputError("give a `vllm serve ...` command line or --speculative-config JSON (with --model), one")
@@ -44,7 +46,12 @@ def preflight(
             raise InputError("--speculative-config needs --model (the target it drafts for)")
         serve = from_config(speculative_config, model, max_model_len=max_model_len, structured=structured)
     else:
-        serve = parse_serve(sys.stdin.read() if command == "-" else command, structured=structured)
+        if command == "-":
+            try:
+                command = sys.stdin.read(MAX_COMMAND_CHARS + 1)
+            except UnicodeDecodeError:
+                raise InputError("stdin is not text: pipe in the `vllm serve ...` command line") from None
+        serve = parse_serve(command, structured=structured)
     from advisor.render.wrap import paragraph, terminal_width
 
     report = run(serve, gpu=gpu, measured_k=measured_k)

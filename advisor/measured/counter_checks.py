@@ -1,5 +1,5 @@
 """The checks every read of vLLM's counters passes, whichever reader (`metrics.parse` for `recommend --metrics`,
-`observe.traffic.snapshot` for a window): a counter counts (finite, non-negative, whole, below 2**53), a gauge of
+`observe.snapshot.engines_of` for a window): a counter counts (finite, non-negative, whole, below 2**53), a gauge of
 requests is a number of requests, and the speculative counters agree with one another as vLLM keeps them
 (vllm/v1/spec_decode/metrics.py). Whatever fails is refused in one line naming the series."""
 
@@ -44,9 +44,10 @@ def check_requests_gauge(name: str, value: float, origin: str, most: float | Non
 
 def check_spec_totals(totals: dict[str, float], per_position: list[float], origin: str,
                       drafts: str, draft_tokens: str, accepted: str, per_pos: str) -> None:
-    """The speculative counters agree as vLLM keeps them: each draft proposes at least one token and accepts no
-    more than it proposed, position 0 accepts at most once per draft, and the per-position counts sum to the
-    accepted total (position i counts steps whose first i+1 drafts were accepted: each accepted token once)."""
+    """The speculative counters agree as vLLM keeps them: each draft proposes at least one token and at most k (one
+    per-position counter each), accepts no more than it proposed, position 0 accepts at most once per draft, and the
+    per-position counts sum to the accepted total (position i counts steps whose first i+1 drafts were accepted: each
+    accepted token once)."""
     if totals[draft_tokens] < totals[drafts]:
         raise InputError(f"{origin}: {draft_tokens} ({totals[draft_tokens]:g}) is below {drafts} "
                          f"({totals[drafts]:g}): every draft proposes at least one token")
@@ -56,6 +57,10 @@ def check_spec_totals(totals: dict[str, float], per_position: list[float], origi
     if per_position and per_position[0] > totals[drafts]:
         raise InputError(f"{origin}: {per_pos}{{position=\"0\"}} ({per_position[0]:g}) exceeds {drafts} "
                          f"({totals[drafts]:g}): a draft's first token is accepted at most once")
+    if per_position and totals[draft_tokens] > len(per_position) * totals[drafts]:
+        raise InputError(f"{origin}: {draft_tokens} ({totals[draft_tokens]:g}) exceeds k = {len(per_position)} (its "
+                         f"per-position counters) times {drafts} ({totals[drafts]:g}): a draft proposes at most k "
+                         "tokens")
     if per_position and sum(per_position) != totals[accepted]:
         raise InputError(f"{origin}: {per_pos} sums to {sum(per_position):g} over its positions but {accepted} "
                          f"reads {totals[accepted]:g}: vLLM counts each accepted token once in both")

@@ -36,6 +36,9 @@ class Counts:
             raise InputError("speculative-decoding counts must not be negative (a server restart between scrapes?)")
         if not self.per_position:
             raise InputError("the per-position accepted counts are missing, so the draft length k is unknown")
+        if self.draft_tokens > self.k * self.drafts:
+            raise InputError(f"inconsistent counts: {self.draft_tokens} draft tokens in {self.drafts} drafts of at "
+                             f"most k={self.k} tokens each")
         if self.accepted > self.draft_tokens or self.per_position[0] > self.drafts:
             raise InputError(f"inconsistent counts: {self.accepted} accepted of {self.draft_tokens} drafted tokens, "
                              f"{self.per_position[0]} first-position accepts in {self.drafts} drafts")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
 from advisor.errors import InputError
+from advisor.fileio.json_input import parse_json
 
 T = TypeVar("T")
 ON_ERROR = ("stop", "skip")
@@ -62,7 +63,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 
 def _record(line: str) -> dict:
     try:
-        record = json.loads(line)
+        record = parse_json(line, "it", "a JSON object")
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(record, dict):

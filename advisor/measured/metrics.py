@@ -11,26 +11,26 @@ our own: specadvisor:decode_steps_total (every decode step, drafted or not) and 
 from __future__ import annotations
 
 import math
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import urlsplit
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.parser import text_string_to_metric_families
 
 from advisor.errors import InputError
+from advisor.fileio.http_get import TIMEOUT_S as HTTP_TIMEOUT_S
+from advisor.fileio.http_get import checked_url, get
 from advisor.measured.counter_checks import check_counter, check_spec_totals, shown
 from advisor.measured.counts import Counts
 from advisor.model.acceptance.conventions import alpha_from_rate
+from advisor.model.acceptance.temperature import MAX_TEMPERATURE
 
 PREFIX = "vllm:spec_decode_"
 DRAFTS, DRAFT_TOKENS, ACCEPTED, PER_POS = (PREFIX + n for n in (
     "num_drafts", "num_draft_tokens", "num_accepted_tokens", "num_accepted_tokens_per_pos"))
 STEPS, TEMPERATURE = "specadvisor:decode_steps", "specadvisor:measured_temperature"
-HTTP_TIMEOUT_S = 10.0  # a healthy /metrics answers in milliseconds; past this the server is down or unreachable
 # A vLLM server's /metrics is ~100-300 kB (one engine, every histogram); 16 MiB holds dozens of engines and LoRA
 # adapters. Past it the answer is not a metrics page (a file download, a misrouted proxy): reading on would only
 # fill memory.
@@ -44,26 +44,25 @@ class Scrape:
     measured_temperature: float | None = None  # set in files we wrote; a live server does not say
 
 
-def read_text(where: str, timeout: float = HTTP_TIMEOUT_S) -> str:
-    """The Prometheus text at a URL (http(s)://host:port[/metrics]) or in a file."""
+def read_text(where: str, timeout: float | None = None) -> str:
+    """The Prometheus text at a URL (http(s)://host:port[/metrics]), read whole within one deadline, or in a file."""
     if where.startswith(("http://", "https://")):
-        url = where.rstrip("/") + "/metrics" if urlparse(where).path in ("", "/") else where
-        try:
-            with urllib.request.urlopen(url, timeout=timeout) as response:
-                return _capped(response.read(MAX_BYTES + 1), url)
-        except urllib.error.HTTPError as exc:
-            raise InputError(f"{url} answered HTTP {exc.code} {exc.reason}: is this a vLLM server's /metrics?") from None
-        except (urllib.error.URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise InputError(f"cannot reach {url} ({reason}); is the vLLM server running there?") from None
+        url = where.rstrip("/") + "/metrics" if _path(checked_url(where)) in ("", "/") else where
+        body = get(url, max_bytes=MAX_BYTES, timeout_s=HTTP_TIMEOUT_S if timeout is None else timeout)
+        return _capped(body, url)
     path = Path(where)
-    if not path.is_file():
-        raise InputError(f"no metrics file {where!r}: give a file of Prometheus text or a URL starting with http://")
     try:
+        if not path.is_file():
+            raise InputError(f"no metrics file {where!r}: give a file of Prometheus text or a URL starting with "
+                             "http://")
         with path.open("rb") as f:
             return _capped(f.read(MAX_BYTES + 1), where)
     except OSError as exc:
-        raise InputError(f"cannot read {where}: {exc.strerror}") from None
+        raise InputError(f"cannot read {where[:200]}: {exc.strerror or exc}") from None
+
+
+def _path(url: str) -> str:
+    return urlsplit(url).path
 
 
 def _capped(data: bytes, origin: str) -> str:
@@ -152,9 +151,20 @@ def _position(sample, origin: str) -> int:
 
 
 def _temperature(sample, origin: str) -> float:
-    if not math.isfinite(sample.value) or sample.value < 0:
-        raise InputError(f"{origin}: {_shown(sample)} is {sample.value:g}, not a sampling temperature")
+    """The temperature a saved measurement was sampled at: one vLLM samples at, as --measured-temperature is."""
+    if not 0.0 <= sample.value <= MAX_TEMPERATURE:  # NaN fails too
+        raise InputError(f"{origin}: {_shown(sample)} is {sample.value:g}, not a sampling temperature vLLM takes "
+                         f"(0 to {MAX_TEMPERATURE:g})")
     return sample.value
+
+
+def window_counts(first: Counts, later: Counts, origin: str) -> Counts:
+    """What accrued between two scrapes of one server (counters that fell are the caller's to judge first), held
+    to the same agreement as one scrape's (`Counts`: a draft proposes at least one token and at most k, ...)."""
+    try:
+        return later.minus(first)
+    except InputError as exc:
+        raise InputError(f"{origin}: what the {PREFIX}* counters added between the scrapes disagrees: {exc}") from None
 
 
 def scrape(where: str, second: str | None = None) -> Scrape:
@@ -163,10 +173,7 @@ def scrape(where: str, second: str | None = None) -> Scrape:
     if second is not None:
         later = parse(read_text(second), second)
         _no_decrease(found.counts, later.counts, where, second)
-        try:
-            delta = later.counts.minus(found.counts)
-        except InputError as exc:
-            raise InputError(f"between {where} and {second}: {exc}") from None
+        delta = window_counts(found.counts, later.counts, f"between {where} and {second}")
         found = Scrape(delta, f"vLLM metrics delta {where} -> {second}", later.measured_temperature)
     if found.counts.drafts == 0:
         raise InputError(f"{found.origin}: no speculative drafts were counted; has the server generated anything "

@@ -46,7 +46,8 @@ def scenario_for(t: Traffic, *, target: str | None, draft: str | None, method: s
                           prompt_len=max(round(t.prompt.mean), 1), out_len=max(round(t.output.mean), 1),
                           temperature=temperature, acceptance=acceptance, calibration=calibration,
                           read_metrics=from_window, max_num_seqs=max_num_seqs)
-    most = scenario.setup.target_cost.max_num_seqs * t.engines
-    peak = max(level for level, _ in t.concurrency)
-    check_requests_gauge(f"{RUNNING} (at its peak in the window)", peak, t.origin, most)
+    peak = max(level for level, _ in t.concurrency)  # on one engine: each holds up to max_num_seqs
+    where = " on one engine" if t.engines > 1 else ""
+    check_requests_gauge(f"{RUNNING} (at its peak in the window{where})", peak, t.origin,
+                         scenario.setup.target_cost.max_num_seqs)
     return scenario

@@ -30,6 +30,14 @@ _SWITCHES = {
 }
 _INTS = ("max_model_len", "max_num_seqs", "max_num_batched_tokens", "tp", "dp")
 _JSONS = ("speculative", "kv_transfer", "compilation")
+# Values the checks compare as text, which vLLM's config classes type as text (vllm/config/speculative.py
+# SpeculativeConfig.method and .model; vllm/config/kv_transfer.py KVTransferConfig.kv_role): anything else vLLM
+# refuses, and `["eagle"]` compared as a method was a traceback.
+_TEXTS = (("speculative", "method", "--speculative-config"), ("speculative", "model", "--speculative-config"),
+          ("kv_transfer", "kv_role", "--kv-transfer-config"))
+# A pasted `vllm serve` line is a few kB (a per-batch schedule in its --speculative-config under 10 kB); shlex
+# reads it a character at a time, so a bound keeps a hostile paste from taking seconds.
+MAX_COMMAND_CHARS = 128 * 2**10
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +73,7 @@ class Serve:
 
 def _json(flag: str, text: str) -> dict:
     try:
-        value = parse_json(text, flag, "a speculative config")
+        value = parse_json(text, flag, "a JSON object", MAX_COMMAND_CHARS)
     except json.JSONDecodeError as exc:
         raise InputError(f"{flag} is not valid JSON ({exc.msg} at column {exc.colno}): {text[:60]}") from None
     if not isinstance(value, dict):
@@ -83,16 +91,30 @@ def _scalar(text: str):
 
 def _int(flag: str, text: str) -> int:
     try:
-        value = int(text)
+        value = int(text) if len(text) <= 20 else None  # past 20 digits no count vLLM takes (it parses int64)
     except ValueError:
-        raise InputError(f"{flag} takes a whole number, got {text!r}") from None
+        value = None
+    if value is None:
+        raise InputError(f"{flag} takes a whole number, got {text[:30]!r}{'...' if len(text) > 30 else ''}")
     if value < 1:
         raise InputError(f"{flag} must be at least 1, got {value}")
     return value
 
 
+def _texts(fields: dict) -> dict:
+    """`fields`, once every value in _TEXTS is text where given."""
+    for block, key, flag in _TEXTS:
+        value = (fields.get(block) or {}).get(key)
+        if value is not None and not isinstance(value, str):
+            raise InputError(f"{flag} {key} must be text, as vLLM takes it; got {json.dumps(value)[:60]}")
+    return fields
+
+
 def parse_serve(line: str, *, structured: bool = False) -> Serve:
     """`vllm serve MODEL [flags]` (a shell line, as pasted) -> Serve."""
+    if len(line) > MAX_COMMAND_CHARS:
+        raise InputError(f"the command line is {len(line):,} characters long, past the {MAX_COMMAND_CHARS:,} a "
+                         "`vllm serve` line takes here")
     try:
         words = shlex.split(line.replace("\\\n", " "))
     except ValueError as exc:
@@ -136,10 +158,11 @@ def parse_serve(line: str, *, structured: bool = False) -> Serve:
         i += 1
     if not model:
         raise InputError("the command names no model: `vllm serve MODEL ...`")
+    _texts(fields)
     return Serve(model=model, speculative=fields.pop("speculative", {}), **fields)
 
 
 def from_config(config: str, model: str, *, max_model_len: int | None = None, structured: bool = False) -> Serve:
     """A --speculative-config JSON and the model it serves -> Serve."""
-    return Serve(model=model, speculative=_json("--speculative-config", config), max_model_len=max_model_len,
-                 structured=structured)
+    speculative = _texts({"speculative": _json("--speculative-config", config)})["speculative"]
+    return Serve(model=model, speculative=speculative, max_model_len=max_model_len, structured=structured)

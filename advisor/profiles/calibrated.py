@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from advisor.errors import InputError
+from advisor.fileio.json_input import read_json
 from advisor.model.cost.enginecost import DEFAULT_ALLREDUCE_LATENCY_S, EngineCost, calibrated_fields
 from advisor.model.gpu.hardware import Hardware
 from advisor.model.shape.modelspec import ModelSpec
@@ -56,13 +57,9 @@ def shown(path: str | Path) -> str:
 def read(path: str | Path) -> dict:
     """A calibration profile's JSON, once it says it is one, of this schema version; InputError (one line) if not."""
     path = Path(path)
-    try:
-        raw = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise InputError(f"calibration profile {path} does not exist") from None
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"calibration profile {path} is not valid JSON ({exc})") from None
-    return _readable(raw, path)
+    if not path.exists():
+        raise InputError(f"calibration profile {path} does not exist")
+    return _readable(read_json(path, "a calibration profile (JSON)"), path)
 
 
 def _readable(raw, path: str | Path) -> dict:

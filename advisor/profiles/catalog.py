@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 
 from advisor.errors import InputError
-from advisor.fileio.json_input import parse_json
+from advisor.fileio.json_input import read_json
 from advisor.model.gpu.hardware import Hardware
 from advisor.model.shape.config_reader import spec_from_config
 from advisor.model.shape.modelspec import ModelSpec
@@ -82,11 +82,32 @@ def load_hardware(name: str) -> Hardware:
     return Hardware.from_dict(path.stem, data)
 
 
+# Linux's PATH_MAX: a longer name is neither a path nor any profile's name (a 120,000-character one was a traceback)
+MAX_NAME = 4096
+# config.json files are kilobytes; the largest (a quantization config listing every layer) well under a MiB
+MAX_CONFIG_BYTES = 16 * 2**20
+
+
+def local_path(name: str) -> Path:
+    """`name` as a path, `~` and `~user` expanded; one InputError line for a name no path can be."""
+    if len(name) > MAX_NAME or "\0" in name:
+        raise InputError(f"{name[:60]!r}... ({len(name)} characters) is neither a profile name nor a path")
+    try:
+        return Path(name).expanduser()
+    except RuntimeError:  # ~nosuchuser
+        raise InputError(f"{name}: no such user's home folder") from None
+
+
 def load_model(name_or_dir: str) -> ModelSpec:
     """A profile name (case-insensitive) or a local directory (or file) holding a Hugging Face config.json."""
-    path = Path(name_or_dir).expanduser()
-    if path.is_dir() or path.suffix == ".json" and path.exists():
-        config_path = path / "config.json" if path.is_dir() else path
+    path = local_path(name_or_dir)
+    try:
+        is_dir = path.is_dir()
+        given = is_dir or path.suffix == ".json" and path.exists()
+    except OSError as exc:  # a name too long for the file system, a folder it may not read
+        raise InputError(f"{name_or_dir[:200]}: {exc.strerror or exc}") from None
+    if given:
+        config_path = path / "config.json" if is_dir else path
         if not config_path.is_file():
             raise InputError(f"{path} has no config.json: point at a Hugging Face model directory")
         return spec_from_config(_read_json(config_path), name=path.name, hf_id=str(path.resolve()))
@@ -97,10 +118,7 @@ def load_model(name_or_dir: str) -> ModelSpec:
 
 
 def _read_json(path: Path) -> dict:
-    try:
-        data = parse_json(path.read_text(), str(path), "a config.json")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: malformed config.json ({exc})") from None
+    data = read_json(path, "a config.json", MAX_CONFIG_BYTES)
     if not isinstance(data, dict):
         raise InputError(f"{path}: malformed config.json (expected a JSON object)")
     return data

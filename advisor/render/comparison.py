@@ -17,10 +17,28 @@ def _cells(row: MethodRow) -> list[str]:
             "yes" if row.fits else "no"]
 
 
+def _pick(c: Comparison) -> str:
+    """The pick, saying exactly which rows its interval was compared with: those that gain (enable or marginal);
+    rows that gain at no k, do not fit or are refused are never picked and were not compared."""
+    gaining = [r for r in c.rows if r.e2e is not None and r.verdict in ("enable", "marginal")]
+    picked = next(r for r in gaining if label(r) == c.picked)
+    others = [label(r) for r in gaining if r is not picked]
+    left = [label(r) for r in c.rows if r not in gaining]
+    said = (f"pick: {c.picked}: its 80% interval ({picked.e2e.low:.2f}-{picked.e2e.high:.2f}x) lies above those "
+            f"of the other methods that gain here ({', '.join(others)})" if others else
+            f"pick: {c.picked}: the only method that gains here")
+    if len(left) == 1:
+        said += f"; {left[0]} gains at no k, does not fit or is refused, so it was not compared (it is never picked)"
+    elif left:
+        said += (f"; {', '.join(left)} gain at no k, do not fit or are refused, so they were not compared (they are "
+                 "never picked)")
+    return said
+
+
 def decision(c: Comparison) -> list[str]:
     """The decision in words, then why each refused method was."""
     if c.decision == "pick":
-        lines = [f"pick: {c.picked}: its 80% interval lies above every other method's"]
+        lines = [_pick(c)]
     elif c.decision == "tie":
         lines = [f"tie: {', '.join(c.tied)}: their 80% intervals overlap, so the table cannot rank them (the report "
                  f"below is for the best point, {c.picked}); to separate them: {c.separate}"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from advisor.observe.answer import CURVE_KS, Answer
-from advisor.observe.traffic import Histogram
+from advisor.observe.histogram import Histogram
 from advisor.render import plot_style as st
 
 

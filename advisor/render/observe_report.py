@@ -8,7 +8,7 @@ import shlex
 import numpy as np
 
 from advisor.observe.answer import Answer, Gains, current_is_right
-from advisor.observe.traffic import Histogram
+from advisor.observe.histogram import Histogram
 
 
 def _k(k: int) -> str:
@@ -32,6 +32,14 @@ def _gains(g: Gains) -> str:
     return f"TPOT x{g.tpot:.2f}, end to end x{g.e2e:.2f}, throughput x{g.throughput:.2f}"
 
 
+def _engines(t) -> str:
+    if t.engines == 1:
+        return "1 engine core (no data parallelism): the advice is for the server"
+    return (f"{t.engines} engine cores (data-parallel ranks, vLLM's engine label): the lengths pool every engine's "
+            "requests, concurrency is each engine's own; the advice is per DP rank, for one engine and its share "
+            "of the traffic")
+
+
 def flags(a: Answer) -> str:
     """What to paste into `vllm serve` (or how to turn speculation off)."""
     if not a.speculative_config:
@@ -50,11 +58,14 @@ def lines(a: Answer) -> list[tuple[str, str]]:
         ("window", f"{t.seconds:.0f} s of {t.origin}, model {t.model}"
                    + ("; the server RESTARTED inside it: the traffic is what it served after the restart (rates are "
                       "lower bounds)" if t.restarted else "")),
-        ("traffic", f"{t.requests} requests finished ({t.rate:.2f}/s)"),
+        ("engines", _engines(t)),
+        ("traffic", f"{t.requests} requests finished ({t.rate:.2f}/s"
+                    + (f"; {t.rank_rate:.2f}/s per engine)" if t.engines > 1 else ")")),
         ("prompts", _lengths(t.prompt)),
         ("outputs", _lengths(t.output)),
-        ("running", f"{conc} of the gauge samples (mean {t.mean_running:.1f}; by Little's law from the requests' "
-                    f"inference time: {t.little_concurrency:.1f})"),
+        ("running", f"{conc} of the gauge samples{' per engine' if t.engines > 1 else ''} (mean "
+                    f"{t.mean_running:.1f}; by Little's law from the requests' inference time: "
+                    f"{t.little_concurrency:.1f})"),
         ("prefix cache", "no prefix-cache queries" if t.prefix_hit_share is None
          else f"{t.prefix_hit_share:.0%} of prompt tokens hit (prefill not recomputed)"),
         ("server speed", f"{mean * 1e3:.2f} ms per output token measured (90% {low * 1e3:.2f}-{high * 1e3:.2f}) "
@@ -125,7 +136,8 @@ def to_dict(a: Answer) -> dict:
                                                 per_position=list(t.counts.per_position))
     acc = a.scenario.acceptance
     return dict(
-        origin=t.origin, model=t.model, seconds=t.seconds, restarted=t.restarted, requests=t.requests, rate=t.rate,
+        origin=t.origin, model=t.model, seconds=t.seconds, restarted=t.restarted, engines=t.engines,
+        requests=t.requests, rate=t.rate, rate_per_engine=t.rank_rate,
         prompt=_hist(t.prompt), output=_hist(t.output),
         concurrency=[dict(running=c, share=s) for c, s in t.concurrency], little_concurrency=t.little_concurrency,
         prefix_hit_share=t.prefix_hit_share,

@@ -193,10 +193,25 @@ def _recommend(base: Side, spec: Side, advice: Recommendation) -> tuple[str, str
                             + (f"{e2e:.2f}x end-to-end latency" if e2e is not None else "does not fit"))
 
 
-def review(plan: Plan, source: str | Path) -> Review:
+# A pair takes ~20-60 ms on one core (most of it `advise` at the planned load and the capacity curves): 5,000
+# pairs is a few minutes. A larger plan is several reviews (or a typo in a generated one).
+MAX_PAIRS = 5_000
+
+
+def review(plan: Plan, source: str | Path, progress=None) -> Review:
+    """Every workload on every deployment; `progress(done, pairs, workload, deployment)` before each pair."""
     base_dir = Path(source).resolve().parent
     plan = compared(plan)
-    return Review(plan, str(source), [review_pair(w, d, base_dir) for w in plan.workload for d in plan.deployment])
+    pairs = [(w, d) for w in plan.workload for d in plan.deployment]
+    if len(pairs) > MAX_PAIRS:
+        raise InputError(f"{source}: {len(plan.workload)} workloads on {len(plan.deployment)} deployments are "
+                         f"{len(pairs)} pairs, more than the {MAX_PAIRS} one review takes: split the plan")
+    cells = []
+    for done, (w, d) in enumerate(pairs):
+        if progress is not None:
+            progress(done, len(pairs), w.name, d.name)
+        cells.append(review_pair(w, d, base_dir))
+    return Review(plan, str(source), cells)
 
 
 def compared(plan: Plan) -> Plan:

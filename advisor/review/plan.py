@@ -7,18 +7,26 @@ the deployment or workload it belongs to, and the rest of the review still runs.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from advisor.errors import InputError
+from advisor.fileio.toml_input import read_toml
 from advisor.vllm.defaults import GPU_MEMORY_UTILIZATION, MAX_K
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    # strict: `rate = true` is not 1 req/s, nor "6" six (TOML has numbers); an integer is still a float
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
+
+
+# A name is one line of printable text: it becomes a heading and a table cell in review.md (a newline in it wrote a
+# heading of its own).
+Name = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")]
+# $ per GPU-hour: clouds charge a few dollars; past a million it is a typo, and a price of 1e308 printed $inf.
+MAX_USD_PER_GPU_HOUR = 1e6
 
 
 class Bucket(Strict):
@@ -89,7 +97,7 @@ class SLO(Strict):
 
 
 class Workload(Strict):
-    name: str = Field(min_length=1)
+    name: Name
     rate: float = Field(gt=0)  # requests per second, the whole workload
     prompt: Lengths
     output: Lengths
@@ -99,7 +107,7 @@ class Workload(Strict):
 
 
 class Deployment(Strict):
-    name: str = Field(min_length=1)
+    name: Name
     gpu: str  # hardware profile name
     count: int = Field(gt=0)  # GPUs in this candidate pool
     tensor_parallel: int = Field(1, gt=0)  # GPUs per vLLM instance (replica)
@@ -108,7 +116,7 @@ class Deployment(Strict):
     # any method `specadvisor list methods` models (resolve refuses the others), or "compare": one deployment per
     # method that applies to the target (review.evaluate.compared)
     method: str = "draft_model"
-    usd_per_gpu_hour: float | None = Field(None, ge=0)
+    usd_per_gpu_hour: float | None = Field(None, ge=0, le=MAX_USD_PER_GPU_HOUR)
     gpu_memory_utilization: float = Field(GPU_MEMORY_UTILIZATION, gt=0, le=1)
     # caps concurrency per replica; None: what `vllm serve` sets for the GPU's class
     # (advisor.vllm.defaults.batch_defaults)
@@ -117,7 +125,7 @@ class Deployment(Strict):
 
 
 class Plan(Strict):
-    title: str = "capacity plan"
+    title: Name = "capacity plan"
     description: str = ""
     workload: list[Workload] = Field(min_length=1)  # [[workload]] tables
     deployment: list[Deployment] = Field(min_length=1)  # [[deployment]] tables
@@ -142,14 +150,9 @@ def _where(error: dict) -> str:
 
 def load_plan(path: str | Path) -> Plan:
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such plan file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read the plan ({exc})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML ({exc})") from None
+    if not path.is_file():
+        raise InputError(f"{path}: no such plan file")
+    data = read_toml(path, "a plan (`specadvisor review`)")
     try:
         return Plan.model_validate(data)
     except ValidationError as exc:

@@ -11,7 +11,6 @@ run cannot be interpreted here: its speculative side has to come from `vllm benc
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from advisor.errors import InputError
-from advisor.fileio.json_input import parse_json
+from advisor.fileio.json_input import read_json
 from calibration.from_bench.runs import BenchRun, Load, Measured, bench_result, validation_problem
 
 
@@ -91,10 +90,7 @@ def _args(path) -> LatencyArgs:
 
 def read_json_list(path: Path) -> list:
     """The companion is a JSON list (read_json wants an object)."""
-    try:
-        records = parse_json(path.read_text(encoding="utf-8"), str(path), "vLLM's pytorch-format record list")
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path} is not valid JSON ({exc})") from None
+    records = read_json(path, "vLLM's pytorch-format record list")
     if not isinstance(records, list) or not records:
         raise InputError(f"{path} is not vLLM's pytorch-format record list")
     return records

@@ -14,7 +14,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from advisor.errors import InputError
-from advisor.fileio.json_input import parse_json
+from advisor.fileio.json_input import parse_json, read_text
 from advisor.measured.counts import Counts
 
 
@@ -75,12 +75,7 @@ class BenchRun:
 def read_json(path: str | Path) -> dict:
     """A bench result file's JSON object; InputError (one line) when it is missing, truncated or not an object."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"no such bench result file: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from None
+    text = read_text(path, "a vllm bench result")
     try:
         raw = parse_json(text, str(path), "a vllm bench result")
     except json.JSONDecodeError as exc:

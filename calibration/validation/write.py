@@ -16,6 +16,7 @@ from pathlib import Path
 
 from advisor.errors import InputError
 from advisor.fileio.atomic_write import write_atomic
+from advisor.fileio.json_input import read_json
 from advisor.profiles.calibrated import costs_for
 from advisor.profiles.catalog import load_hardware, load_model
 from advisor.render.plot_style import save
@@ -179,10 +180,7 @@ def _document(grid: Grid, runs: list[Run], meta: dict) -> dict:
 
 
 def read_measurements(path: str) -> tuple[Grid, Measured, dict]:
-    try:
-        doc = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read validation measurements {path}: {exc}") from None
+    doc = read_json(path, "a specadvisor validation.json")
     if not isinstance(doc, dict) or doc.get("kind") != "specadvisor-validation":
         raise InputError(f"{path} is not a specadvisor validation.json")
     grid = Grid(**{k: tuple(v) if isinstance(v, list) else v for k, v in doc["grid"].items()})

@@ -202,3 +202,166 @@ OBSERVE_PAIR = ["--target", "tiny-llama-target", "--draft", "tiny-llama-draft", 
 ])
 def test_the_issues_hostile_inputs_are_one_line_and_exit_2(argv, tmp_path):
     assert _check(argv(tmp_path), fuzzing=False) == 2
+
+
+# --- issue 49: servers that lie, JSON and TOML bombs, outputs that name inputs, the round's hostile inputs ---------
+
+import os  # noqa: E402
+import time  # noqa: E402
+
+from loopback import MODES, lying  # noqa: E402
+from observe_windows import served_by  # noqa: E402
+
+from advisor.measured import metrics  # noqa: E402
+
+SERVED = json.loads((ROOT / "tests/data/observe_base.json").read_text())["end"].encode()
+# the two readers of a URL: observe's window, and metrics.read_text (from-metrics and recommend --metrics share it)
+OVER_URL = {
+    "observe": lambda url: ["observe", url, "--seconds", "1", "--every", "0.5", *OBSERVE_PAIR],
+    "from-metrics": lambda url: ["acceptance", "from-metrics", url],
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_server_that_lies_is_one_line_and_exit_2_within_the_deadline(mode, monkeypatch):
+    """Every fake-server mode (tests/loopback.py) through every command that reads a URL."""
+    monkeypatch.setattr(metrics, "HTTP_TIMEOUT_S", 0.5)
+    with lying(mode, SERVED) as url:
+        for name, argv in OVER_URL.items():
+            began = time.monotonic()
+            assert _check(argv(url), fuzzing=False) == 2, (mode, name)
+            assert time.monotonic() - began < 3.0, (mode, name)  # the 0.5 s deadline, on a busy CI
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://host:abc/", "http://host:99999/", "http://exa mple/",
+                                 "http://host/\x01", "http://" + "a" * 300 + "/", "http://a..b/", "https://:0"])
+def test_a_url_that_is_not_one_is_one_line_through_each_command(url):
+    for argv in OVER_URL.values():
+        assert _check(argv(url), fuzzing=False) == 2
+
+
+# the regex scan's quadratic case and the recursion's (tests/fileio/test_json_input.py times more, reader alone)
+BOMBS = {"unterminated escapes": '"' + '\\"' * 500_000, "brackets": "[" * 1_000_000}
+
+
+@pytest.mark.parametrize("bomb", BOMBS)
+@pytest.mark.parametrize("where", ["config", "window", "bench", "calibration", "corpus", "flag"])
+def test_a_1_mb_json_bomb_is_one_line_within_a_second_wherever_json_is_read(bomb, where, tmp_path):
+    text = BOMBS[bomb]
+    path = tmp_path / "config.json"
+    path.write_text(text)
+    argv = {"config": ["recommend", "--target", str(tmp_path), "--prompt-len", "10", "--out-len", "10"],
+            "window": ["observe", str(path), *OBSERVE_PAIR],
+            "bench": [*CHECK, str(path)],
+            "calibration": ["recommend", "--prompt-len", "10", "--out-len", "10", "--calibration", str(path)],
+            "corpus": ["acceptance", "ngram", "--corpus", str(path)],
+            "flag": ["preflight", "--model", "x", "--speculative-config", text[:100_000]]}[where]
+    began = time.monotonic()
+    assert _check(argv, fuzzing=False) == 2
+    assert time.monotonic() - began < 1.5  # the reader itself is timed to 1 s in tests/fileio/
+
+
+TOML_BOMBS = {"arrays": "x = " + "[" * 900 + "]" * 900, "inline tables": "x = " + "{a = " * 900 + "1" + "}" * 900,
+              "a 400-digit rate": None, "strings of brackets": 'x = "' + "[" * 500_000 + '"\nx = ' + "[" * 900,
+              "dotted keys": "x" + ".x" * 5000 + " = 1"}
+
+
+@pytest.mark.parametrize("bomb", TOML_BOMBS)
+def test_a_toml_bomb_in_a_plan_is_one_line(bomb, tmp_path):
+    text = TOML_BOMBS[bomb] or PLAN.replace("rate = 6.0", "rate = " + "9" * 400, 1)
+    path = tmp_path / "plan.toml"
+    path.write_text(PLAN + "\n" + text + "\n" if TOML_BOMBS[bomb] else text)
+    assert _check(["review", str(path), "--out", str(tmp_path / "out")], fuzzing=False) == 2
+    assert not (tmp_path / "out").exists()
+
+
+def _spelling(path: Path, how: str, tmp: Path) -> str:
+    """Another name for the same file."""
+    if how == "same":
+        return str(path)
+    if how == "dotted":
+        return str(path.parent / "." / "sub" / ".." / path.name)
+    other = tmp / f"{how}-{path.name}"
+    (os.symlink if how == "symlink" else os.link)(path, other)
+    return str(other)
+
+
+@settings(max_examples=16, **FIXED)
+@given(st.sampled_from(["observe --save-plan", "observe --plot", "from-metrics --save", "ngram --save",
+                        "review --out"]), st.sampled_from(["same", "dotted", "symlink", "hardlink"]))
+def test_an_output_that_names_an_input_is_refused_and_the_input_kept(command, how):
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
+        (tmp / "sub").mkdir()
+        source = {"observe": tmp / "w.json", "from-metrics": tmp / "acc.prom", "ngram": tmp / "c.jsonl",
+                  "review": tmp / "review.md"}[command.split()[0]]
+        source.write_text({"observe": json.dumps(WINDOW), "from-metrics": (ROOT / "tests/data/vllm_metrics_ngram.prom")
+                           .read_text(), "ngram": '{"prompt": "a b a b", "response": "a b a b"}\n',
+                           "review": PLAN}[command.split()[0]])
+        before = source.read_bytes()
+        out = _spelling(source, how, tmp)
+        argv = {"observe --save-plan": ["observe", str(source), *OBSERVE_PAIR, "--save-plan", out],
+                "observe --plot": ["observe", str(source), *OBSERVE_PAIR, "--plot", out],
+                "from-metrics --save": ["acceptance", "from-metrics", str(source), "--save", out],
+                "ngram --save": ["acceptance", "ngram", "--corpus", str(source), "--save", out],
+                "review --out": ["review", out, "--out", str(Path(out).parent)]}[command]
+        assert _check(argv, fuzzing=False) == 2
+        assert source.read_bytes() == before
+
+
+@settings(max_examples=6, **FIXED)
+@given(st.integers(2, 16), st.sampled_from(["samples", "value"]))
+def test_data_parallel_windows_with_one_value_changed(n, kind):
+    """A window of n engines (tests/observe_windows.py), one engine's gauge samples or one series mutated."""
+    window = served_by(WINDOW, n)
+    if kind == "samples":
+        window["samples"] = [[t, r, w, [*e[:-1], -e[-1] - 1]] for t, r, w, e in window["samples"]]
+    else:
+        lines = window["end"].splitlines()
+        i = next(i for i, line in enumerate(lines) if f'engine="{n - 1}"' in line and "_sum{" in line)
+        lines[i] = lines[i].rsplit(" ", 1)[0] + " 1e15"
+        window["end"] = "\n".join(lines) + "\n"
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "w.json"
+        path.write_text(_dumps(window))
+        assert _check(["observe", str(path), *OBSERVE_PAIR, "--format", "json"], fuzzing=False) == 2
+
+
+@pytest.mark.parametrize("argv", [  # issue 49's remaining tracebacks and silent answers, each one line and exit 2
+    lambda t: [*RECOMMEND, "--prompt-len", "10", "--target", "~nosuchuser49/x"],
+    lambda t: [*RECOMMEND, "--prompt-len", "10", "--target", "a" * 120_000],
+    *(lambda t, v=v: [*RECOMMEND, "--prompt-len", "10", "--target", _config(t, rope_scaling=v)]
+      for v in ("yarn", 5, [1, 2])),
+    lambda t: [*RECOMMEND, "--prompt-len", "10", "--target", _config(t, intermediate_size=None)],
+    lambda t: ["preflight", "--model", "x", "--speculative-config", '{"method": ["eagle"]}'],
+    lambda t: ["preflight", "vllm serve x --kv-transfer-config '{\"kv_role\":[1]}'"],
+    lambda t: ["recommend", "--prompt-len", "10", "--out-len", "10", "--data-parallel-size", "9" * 400],
+    lambda t: ["recommend", "--prompt-len", "10", "--out-len", "10", "--batch", "9" * 400],
+    lambda t: ["recommend", "--prompt-len", "10", "--out-len", "10", "--data-parallel-size", "4", "--dp-imbalance",
+               "9"],
+    lambda t: ["recommend", "--prompt-len", "10", "--out-len", "10", "--data-parallel-size", "4", "--dp-imbalance",
+               "inf"],
+    lambda t: ["recommend", "--prompt-len", "10", "--out-len", "10", "--metrics", _prom(t, "5")],
+    lambda t: ["acceptance", "from-metrics", _prom(t, "5")],
+    *(lambda t, old=old, new=new: ["review", _plan(t, old, new), "--out", str(t / "out")]
+      for old, new in (("rate = 6.0", "rate = " + "9" * 400), ("rate = 6.0", "rate = true"),
+                       ("usd_per_gpu_hour = 1.60", "usd_per_gpu_hour = 1e308"),
+                       ('name = "', 'name = "a\\n# heading '),
+                       ("title = ", "x = " + "[" * 900 + "]" * 900 + "\ntitle = "))),
+    lambda t: ["observe", _copied(t), *OBSERVE_PAIR, "--save-plan", str(t / "w.json")],
+    lambda t: ["observe", "http://127.0.0.1:9", *OBSERVE_PAIR, "--seconds", "1e308"],
+])
+def test_the_round_4_hostile_inputs_are_one_line_and_exit_2(argv, tmp_path):
+    assert _check(argv(tmp_path), fuzzing=False) == 2
+
+
+def _copied(tmp: Path) -> str:
+    (tmp / "w.json").write_text(_dumps(WINDOW))
+    return str(tmp / "w.json")
+
+
+def _prom(tmp: Path, temperature: str) -> str:
+    text = (ROOT / "tests/data/vllm_metrics_ngram.prom").read_text()
+    (tmp / "m.prom").write_text(text + f"# TYPE specadvisor:measured_temperature gauge\n"
+                                       f"specadvisor:measured_temperature {temperature}\n")
+    return str(tmp / "m.prom")

@@ -120,10 +120,36 @@ def test_a_position_label_that_is_not_a_number_is_named():
         parse(NGRAM_TEXT.replace('position="1"', 'position="one"'), "bad")
 
 
-def test_a_non_finite_temperature_is_refused():
+@pytest.mark.parametrize("value", ["NaN", "5.0", "-0.5", "+Inf"])
+def test_a_temperature_vllm_does_not_sample_at_is_refused(value):
+    """Issue 49: `specadvisor:measured_temperature 5` in a saved scrape was read, though the flag refuses 5."""
     counts = _expected_from_get_metrics()
-    with pytest.raises(InputError, match="not a sampling temperature"):
-        parse(render(counts, "run", 0.7).replace("measured_temperature 0.7", "measured_temperature NaN"), "saved")
+    with pytest.raises(InputError, match=r"not a sampling temperature vLLM takes \(0 to 2\)"):
+        parse(render(counts, "run", 0.7).replace("measured_temperature 0.7", f"measured_temperature {value}"), "saved")
+
+
+def test_more_draft_tokens_than_k_per_draft_are_refused():
+    """Issue 49: num_draft_tokens above k x drafts printed an acceptance rate of 0.000 beside α 0.851."""
+    counts = _expected_from_get_metrics()
+    text = _with_value("vllm:spec_decode_num_draft_tokens_total{", repr(float(counts.k * counts.drafts + 1)))
+    with pytest.raises(InputError, match=f"exceeds k = {counts.k}"):
+        parse(text, "m.prom")
+    with pytest.raises(InputError, match="at most k=3"):
+        Counts(10, 31, 5, (3, 1, 1))
+
+
+def test_save_may_not_replace_the_scrape_it_reads(tmp_path, capsys):
+    """Issue 49: `from-metrics acc.prom --save acc.prom` replaced a full scrape with its four series."""
+    from advisor.cli.app import main
+
+    scrape_file = tmp_path / "acc.prom"
+    scrape_file.write_text(NGRAM_TEXT)
+    assert main(["acceptance", "from-metrics", str(scrape_file), "--save", str(scrape_file)]) == 2
+    assert "is the scrape this reads" in capsys.readouterr().err and scrape_file.read_text() == NGRAM_TEXT
+    later = tmp_path / "later.prom"
+    later.write_text(NGRAM_TEXT)
+    assert main(["acceptance", "from-metrics", str(scrape_file), "--second", str(later), "--save", str(later)]) == 2
+    assert "is the second scrape this reads" in capsys.readouterr().err and later.read_text() == NGRAM_TEXT
 
 
 @settings(max_examples=50, deadline=None)

@@ -109,11 +109,33 @@ def test_each_check_cites_the_vllm_file_it_reads(check):
     (["--speculative-config", "{}"], "needs --model"),
     (["vllm serve x", "--task", "jsn"], "unknown --task 'jsn'"),  # recommend's own check: not silently unstructured
     ([], "one"),
+    # issue 49: tracebacks where a list stood for a text vLLM types as one
+    (["--model", "x", "--speculative-config", '{"method": ["eagle"], "num_speculative_tokens": 3}'],
+     '--speculative-config method must be text, as vLLM takes it; got ["eagle"]'),
+    (["vllm serve x --speculative-config.method '[\"eagle\"]'"], "method must be text"),
+    (["vllm serve x --kv-transfer-config '{\"kv_role\":[1]}' --speculative-config '{\"method\":\"ngram\","
+      "\"num_speculative_tokens\":3}'"], "--kv-transfer-config kv_role must be text"),
+    (["vllm serve x --data-parallel-size " + "9" * 400], "takes a whole number"),
+    (["vllm serve x " + "--max-num-seqs 8 " * 20_000], "characters long"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, words, capsys):
     assert main(["preflight", *args]) == 2
     err = capsys.readouterr().err
     assert words in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("paste", [
+    "vllm serve x --speculative-config '\"" + '\\"' * 500_000 + "'",  # the regex scan's quadratic case, 1 MB
+    "vllm serve x --speculative-config " + "[" * 1_000_000,
+])
+def test_a_1_mb_hostile_paste_on_stdin_is_refused_within_a_second(paste, monkeypatch, capsys):
+    import time
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(paste))
+    began = time.monotonic()
+    assert main(["preflight", "-"]) == 2
+    assert time.monotonic() - began < 1.0  # generous for CI; speed figures belong in benchmarks/
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
 def test_a_bare_speculative_config_with_its_model():

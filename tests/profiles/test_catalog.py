@@ -199,3 +199,13 @@ def test_bad_config_values_are_input_errors():
     with pytest.raises(InputError):
         spec_from_config({"hidden_size": 64, "num_attention_heads": 6, "num_key_value_heads": 4,
                           "num_hidden_layers": 2, "intermediate_size": 128, "vocab_size": 100}, "bad")
+
+
+@pytest.mark.parametrize("name, said", [("~nosuchuser49/x", "no such user's home folder"),
+                                        ("a" * 120_000, "120000 characters. is neither a profile name nor a path"),
+                                        ("a" * 4000, "File name too long"), ("x\0y", "neither a profile")])
+def test_a_name_no_path_can_be_is_one_line(name, said):
+    """Issue 49: `--target '~nosuchuser/x'` and a 120,000-character model name were tracebacks."""
+    with pytest.raises(InputError, match=said) as exc:
+        load_model(name)
+    assert "\n" not in str(exc.value) and len(str(exc.value)) < 400

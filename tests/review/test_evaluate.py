@@ -16,6 +16,7 @@ from advisor.advice.advise import K_TABLE
 from advisor.advice.recommendation import Recommendation
 from advisor.advice.resolve import AcceptanceInput, build_scenario
 from advisor.cli.app import app, main
+from advisor.errors import InputError
 from advisor.model.cost import capacity as cap
 from advisor.profiles.catalog import profiles_dir
 from advisor.review.evaluate import review, totals
@@ -187,6 +188,15 @@ def test_bad_names_slos_and_sizes_are_reported_not_raised(tmp_path):
     (BAD_PLAN.format(gpu="l4", model="x").replace('name = "typo"', 'name = "l4"'), "repeated: l4"),
     (BAD_PLAN.format(gpu="l4", model="x").replace("count = 2\ntarget = \"x\"", "count = 2\ntarget = \"x\"\ncolour = 1"),
      "deployment[1].colour"),
+    # issue 49: a traceback, and three silent answers
+    (BAD_PLAN.format(gpu="l4", model="x") + "x = " + "[" * 900 + "]" * 900 + "\n", "nests deeper than 64"),
+    (BAD_PLAN.format(gpu="l4", model="x").replace("rate = 2\n", "rate = " + "9" * 400 + "\n"), "64 bits"),
+    (BAD_PLAN.format(gpu="l4", model="x").replace("rate = 2\n", "rate = true\n"), "workload[0].rate"),
+    (BAD_PLAN.format(gpu="l4", model="x").replace('name = "tight"', 'name = "a\\n# heading"'),
+     "workload[0].name"),
+    (BAD_PLAN.format(gpu="l4", model="x").replace("count = 2\ntarget = \"x\"",
+                                                  "count = 2\ntarget = \"x\"\nusd_per_gpu_hour = 1e308"),
+     "deployment[1].usd_per_gpu_hour"),
 ])
 def test_a_malformed_plan_is_one_line_and_exit_2(tmp_path, capsys, text, expected):
     plan = tmp_path / "plan.toml"
@@ -195,6 +205,34 @@ def test_a_malformed_plan_is_one_line_and_exit_2(tmp_path, capsys, text, expecte
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and expected in err and str(plan) in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_review_that_would_overwrite_its_plan_is_refused(tmp_path, capsys):
+    plan = tmp_path / "review.md"
+    plan.write_text(BAD_PLAN.format(gpu="l4", model="x"))
+    assert main(["review", str(plan), "--out", str(tmp_path)]) == 2
+    assert "is the plan this reads" in capsys.readouterr().err and plan.read_text() == BAD_PLAN.format(gpu="l4",
+                                                                                                     model="x")
+
+
+def test_a_plan_of_more_pairs_than_a_review_takes_is_refused_before_any(tmp_path, monkeypatch):
+    from advisor.review import evaluate
+
+    monkeypatch.setattr(evaluate, "MAX_PAIRS", 3)
+    plan = tmp_path / "bad.toml"
+    plan.write_text(BAD_PLAN.format(gpu="l4", model="x"))
+    with pytest.raises(InputError, match="2 workloads on 2 deployments are 4 pairs, more than the 3"):
+        review(load_plan(plan), plan)
+
+
+def test_the_help_states_the_bound():
+    from advisor.review.evaluate import MAX_PAIRS
+
+    assert f"At most {MAX_PAIRS} workload" in " ".join(app_help("review").split())
+
+
+def app_help(command: str) -> str:
+    return CliRunner().invoke(app, [command, "--help"]).output
 
 
 def test_a_missing_plan_is_one_line_and_exit_2(tmp_path, capsys):

@@ -18,6 +18,7 @@ from advisor.model.acceptance.temperature import (
     MAX_TEMPERATURE,
     TEMPERATURE_BASIS,
     TEMPERATURE_SLOPE,
+    carry,
     carry_per_position,
     carry_range,
     scale_factor,
@@ -195,11 +196,25 @@ class Acceptance:
         slope = self.temperature_slope
         alpha, low, high, (slow, fast) = carry_range(self.alpha, self.low, self.high, temperature, measured_at, slope)
         note = (f"acceptance extrapolated from T={measured_at:g} to T={temperature:g}: α {self.alpha:.2f} -> "
-                f"{alpha:.2f}, range {low:.2f}-{high:.2f} for α losing {slow:.0%}-{fast:.0%} per unit of T "
-                f"({self.temperature_basis})")
+                f"{alpha:.2f}, range {low:.2f}-{high:.2f} " + _carried_by(self, temperature, measured_at, slow, fast))
         per_pos = None if self.per_position is None else carry_per_position(
             self.per_position, scale_factor(temperature, measured_at, slope))
         return replace(self, alpha=alpha, low=low, high=high, per_position=per_pos, notes=(*self.notes, note))
+
+
+def _carried_by(acc: Acceptance, temperature: float, measured_at: float, slow: float, fast: float) -> str:
+    """What a carried range spans, in the terms the carry used (issue 49: "for α losing 13%-25% per unit of T" was
+    said of a range set by carry's bound on the way up, where those slopes would have put α past 1)."""
+    scales = [scale_factor(temperature, measured_at, s) for s in (slow, fast)]
+    slopes = f"α losing {slow:.0%}-{fast:.0%} per unit of T ({acc.temperature_basis})"
+    bound = any(s > 1.0 and float(carry(acc.alpha, s)) < acc.alpha * s - 1e-12 for s in scales)
+    said = f"for {slopes}" if not bound else (
+        f"for the rejections (1 - α) shrinking by x{min(scales):.2f}-x{max(scales):.2f}: carry's bound on the way up "
+        f"(they shrink by at most the factor α grows by) at {slopes}"
+        + (", which alone would put α past 1" if acc.alpha * max(scales) > 1.0 else ""))
+    if max(temperature, measured_at) > 1.0:
+        said += f"; T={max(temperature, measured_at):g} lies beyond the T=0 and T=1 the slope was read at"
+    return said
 
 
 def from_point(alpha: float, source: str) -> Acceptance:

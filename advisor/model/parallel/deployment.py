@@ -39,9 +39,10 @@ class Deployment:
         if self.nodes > 1 and self.data_parallel_size % self.nodes:
             raise InputError(f"--nodes {self.nodes} must divide --data-parallel-size {self.data_parallel_size}: "
                              "tensor parallelism across nodes is not modelled, each node holds whole DP ranks")
-        if not self.imbalance >= 1.0:
-            raise InputError(f"--dp-imbalance is the busiest rank's requests over the mean: at least 1, got "
-                             f"{self.imbalance}")
+        if not 1.0 <= self.imbalance <= self.data_parallel_size:  # NaN and inf fail too
+            raise InputError(f"--dp-imbalance is the busiest rank's requests over the mean: at least 1 and at most "
+                             f"--data-parallel-size {self.data_parallel_size} (every request on one rank), got "
+                             f"{self.imbalance:g}")
         if self.enable_dbo and not self.enable_expert_parallel:
             raise InputError("--enable-dbo overlaps expert parallelism's all-to-all (vLLM: it only targets DP+EP "
                              "deployments): add --enable-expert-parallel")

@@ -66,8 +66,12 @@ def normalise(cfg: dict[str, Any], model_type: str, name: str) -> dict[str, Any]
     window = out.get("sliding_window")
     if type(window) is int and window == 0 and not out.get("use_sliding_window"):
         out["sliding_window"] = None  # transformers 5's Qwen2-MoE writes 0 for "no window" (above)
-    if out.get("rope_parameters") is None and (out.get("rope_scaling") or out.get("rope_theta") is not None):
-        legacy = dict(out.get("rope_scaling") or {})
+    scaling = out.get("rope_scaling")
+    if scaling is not None and not isinstance(scaling, dict):  # "yarn", 5, [1, 2]: transformers refuses them too
+        raise InputError(f"config.json for {name!r}: rope_scaling must be an object (rope_type, factor, ...), got "
+                         f"{str(scaling)[:60]!r}")
+    if out.get("rope_parameters") is None and (scaling or out.get("rope_theta") is not None):
+        legacy = dict(scaling or {})
         legacy.setdefault("rope_type", legacy.get("type", "default"))
         if out.get("rope_theta") is not None:
             legacy.setdefault("rope_theta", out["rope_theta"])

@@ -200,7 +200,9 @@ def spec_from_config(config: dict[str, Any], name: str, hf_id: str | None = None
             "num_heads": heads,
             "num_kv_heads": int(cfg.get("num_key_value_heads") or heads),
             "head_dim": int(cfg.get("head_dim") or hidden // heads),
-            "intermediate_size": int(cfg.get("intermediate_size") or need("moe_intermediate_size")),
+            # a dense MLP's width; an MoE config without one (every layer routed) gives the experts'
+            "intermediate_size": int(cfg.get("intermediate_size") or cfg.get("moe_intermediate_size")
+                                     or need("intermediate_size")),
             # Gemma's configs omit the key and its config class defaults to tied; others default to untied.
             "tied_embeddings": bool(cfg.get("tie_word_embeddings", config.get(
                 "tie_word_embeddings", model_type.startswith("gemma")))),

@@ -91,3 +91,16 @@ def test_a_match_share_weights_every_drafted_position_and_leaves_plain_steps_one
     ks = np.arange(9)
     assert acc.expected_tokens(ks) == pytest.approx(1.0 + 0.25 * (expected_tokens(0.7, ks) - 1.0))
     assert acc.survival(4)[0] == 1.0
+
+
+def test_a_carried_range_is_said_in_the_terms_that_set_it():
+    """Issue 49: from T=2 to T=0, "range 0.85-0.90 for α losing 13%-25% per unit of T", though at those slopes α
+    0.80 would pass 1: the range is carry's bound on the rejections, and the note now says so (and that T=2 lies
+    beyond the temperatures the slope was read at)."""
+    (up,) = [n for n in acc.from_point(0.8, "x").at_temperature(0.0, 2.0).notes if "extrapolated" in n]
+    assert "rejections (1 - α) shrinking by x1.35-x2.00" in up and "would put α past 1" in up
+    assert "T=2 lies beyond the T=0 and T=1" in up
+    (down,) = [n for n in acc.from_point(0.8, "x").at_temperature(0.7, 0.0).notes if "extrapolated" in n]
+    assert "for α losing 13%-25% per unit of T" in down and "rejections" not in down and "beyond" not in down
+    (low,) = [n for n in acc.from_point(0.3, "x").at_temperature(0.0, 1.0).notes if "extrapolated" in n]
+    assert "for α losing" in low and "rejections" not in low  # below carry's bound: the slope sets the range

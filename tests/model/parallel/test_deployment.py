@@ -25,6 +25,10 @@ def test_shape_and_token_cap():
     ({"tensor_parallel_size": 8, "nodes": 2}, "tensor parallelism across nodes"),
     ({"data_parallel_size": 2, "enable_dbo": True}, "add --enable-expert-parallel"),
     ({"data_parallel_size": 2, "imbalance": 0.5}, "--dp-imbalance"),
+    # issue 49: the busiest rank holds at most every request (imbalance DP); above it, or inf, was read silently
+    ({"data_parallel_size": 4, "imbalance": 9.0}, "at most --data-parallel-size 4"),
+    ({"data_parallel_size": 4, "imbalance": float("inf")}, "got inf"),
+    ({"imbalance": 2.0}, "at most --data-parallel-size 1"),
     ({"data_parallel_size": 2, "all2all_backend": "pplx"}, "removed in vLLM 0.32"),
     ({"data_parallel_size": 2, "all2all_backend": "deepep_high_throughput"}, "not modelled"),
 ])

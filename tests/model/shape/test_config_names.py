@@ -47,6 +47,13 @@ def test_prescaled_rope_types_and_gemma3_keep_max_position_embeddings():
     assert spec_from_config(gemma3, "g").max_context == 4096  # vLLM skips Gemma-3's factor
 
 
+@pytest.mark.parametrize("scaling", ["yarn", 5, [1, 2], True])
+def test_a_rope_scaling_that_is_not_an_object_is_one_line(scaling):
+    """Issue 49: a regression of the transformers-5 normalisation, which read it with dict(): a traceback."""
+    with pytest.raises(InputError, match="rope_scaling must be an object"):
+        spec_from_config({**LLAMA, "rope_scaling": scaling}, "bad")
+
+
 def test_a_malformed_rope_factor_is_one_line():
     with pytest.raises(InputError, match="RoPE scaling factor must be a positive number"):
         spec_from_config({**LLAMA, "rope_parameters": {"rope_type": "linear", "factor": "4"}}, "bad")

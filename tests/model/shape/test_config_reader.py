@@ -196,3 +196,12 @@ def test_25_5_recommend_on_a_bad_config_dir_is_one_line_and_exit_2(tmp_path, cha
                  "--out-len", "100"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and next(iter(change)) in err
+
+
+def test_a_dense_config_without_intermediate_size_is_told_that_field():
+    """Issue 49: it was told it lacked moe_intermediate_size, a field a dense model never has."""
+    dense = {k: v for k, v in TINY_LLAMA.items() if k != "intermediate_size"}
+    with pytest.raises(InputError, match="has no 'intermediate_size'"):
+        spec_from_config(dense, "dense")
+    moe_only = {**{k: v for k, v in TINY_MIXTRAL.items() if k != "intermediate_size"}, "moe_intermediate_size": 32}
+    assert spec_from_config(moe_only, "moe").intermediate_size == 32
