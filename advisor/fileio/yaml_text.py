@@ -1,0 +1,57 @@
+"""YAML text for the deployment files (llm-d, Ray Serve): block style, every string double-quoted as JSON writes it
+(a JSON string is a YAML double-quoted scalar), so no value reads back as another type ("on", "1e3", "null")."""
+
+from __future__ import annotations
+
+import json
+import re
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
+_RESERVED = frozenset({"true", "false", "null", "yes", "no", "on", "off", "y", "n"})
+
+
+def dump(value, indent: int = 0) -> str:
+    """`value` (dicts, lists, str, int, float, bool, None) as YAML lines, each ending in a newline."""
+    pad = " " * indent
+    if isinstance(value, dict):
+        if not value:
+            return f"{pad}{{}}\n"
+        out = []
+        for key, item in value.items():
+            name = _key(str(key))
+            if isinstance(item, (dict, list)) and item:
+                out.append(f"{pad}{name}:\n" + dump(item, indent + 2))
+            else:
+                out.append(f"{pad}{name}: {_scalar(item)}\n")
+        return "".join(out)
+    if isinstance(value, list):
+        if not value:
+            return f"{pad}[]\n"
+        out = []
+        for item in value:
+            if isinstance(item, (dict, list)) and item:
+                body = dump(item, indent + 2)
+                out.append(f"{pad}- " + body[indent + 2:])
+            else:
+                out.append(f"{pad}- {_scalar(item)}\n")
+        return "".join(out)
+    return f"{pad}{_scalar(value)}\n"
+
+
+def _key(key: str) -> str:
+    """A mapping key, bare where YAML cannot read it as anything but that string."""
+    return key if _PLAIN_KEY.fullmatch(key) and key.lower() not in _RESERVED else json.dumps(key)
+
+
+def _scalar(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{}"
+    if isinstance(value, list):
+        return "[]"
+    if isinstance(value, (int, float)):
+        return json.dumps(value)
+    return json.dumps(str(value))
