@@ -40,7 +40,7 @@ def dump(value, indent: int = 0) -> str:
 
 def _key(key: str) -> str:
     """A mapping key, bare where YAML cannot read it as anything but that string."""
-    return key if _PLAIN_KEY.fullmatch(key) and key.lower() not in _RESERVED else json.dumps(key)
+    return key if _PLAIN_KEY.fullmatch(key) and key.lower() not in _RESERVED else _quoted(key)
 
 
 def _scalar(value) -> str:
@@ -52,6 +52,15 @@ def _scalar(value) -> str:
         return "{}"
     if isinstance(value, list):
         return "[]"
-    if isinstance(value, (int, float)):
+    if isinstance(value, int):
         return json.dumps(value)
-    return json.dumps(str(value))
+    if isinstance(value, float):
+        text = repr(value)  # PyYAML (YAML 1.1) reads an exponent as a float only after a dot: 1.0e+16, not 1e+16
+        mantissa, e, exponent = text.partition("e")
+        return (mantissa if "." in mantissa else mantissa + ".0") + (e + exponent if e else "")
+    return _quoted(str(value))
+
+
+def _quoted(text: str) -> str:
+    """A JSON string (ASCII, escaped) as a YAML double-quoted scalar; DEL, which YAML does not print, escaped too."""
+    return json.dumps(text).replace("\x7f", "\\u007f")

@@ -24,6 +24,7 @@ def test_shape_and_token_cap():
     ({"data_parallel_size": 4, "nodes": 3}, "--nodes 3 must divide"),
     ({"tensor_parallel_size": 8, "nodes": 2}, "tensor parallelism across nodes"),
     ({"data_parallel_size": 2, "enable_dbo": True}, "add --enable-expert-parallel"),
+    ({"data_parallel_size": 2, "enable_expert_parallel": True, "enable_dbo": True}, "vLLM 0.32 refuses to start"),
     ({"data_parallel_size": 2, "imbalance": 0.5}, "--dp-imbalance"),
     ({"data_parallel_size": 2, "all2all_backend": "pplx"}, "removed in vLLM 0.32"),
     ({"data_parallel_size": 2, "all2all_backend": "deepep_high_throughput"}, "not modelled"),
