@@ -7,6 +7,7 @@ import json
 import re
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
+_PAIR = re.compile(r"\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})")
 _RESERVED = frozenset({"true", "false", "null", "yes", "no", "on", "off", "y", "n"})
 
 
@@ -62,5 +63,8 @@ def _scalar(value) -> str:
 
 
 def _quoted(text: str) -> str:
-    """A JSON string (ASCII, escaped) as a YAML double-quoted scalar; DEL, which YAML does not print, escaped too."""
-    return json.dumps(text).replace("\x7f", "\\u007f")
+    """A JSON string (ASCII, escaped) as a YAML double-quoted scalar: DEL, which YAML does not print, escaped too,
+    and a character beyond the BMP as one 8-digit escape (YAML reads JSON's surrogate pair as two characters)."""
+    quoted = json.dumps(text).replace("\x7f", "\\u007f")
+    return _PAIR.sub(lambda m: f"\\U{0x10000 + (int(m[1], 16) - 0xD800) * 0x400 + int(m[2], 16) - 0xDC00:08x}",
+                     quoted)

@@ -17,7 +17,8 @@ from advisor.vllm.defaults import MAX_K
 from advisor.vllm.methods import MODELLED, MTP_ALIASES, NOT_MODELLED
 
 # every check, in the order its line is printed: refusals and wrong drafters first, then costs
-CHECKS = (*refusals.CHECKS, checks.vocab_mismatch, checks.eagle3_as_eagle, scheduling.async_off, checks.head_context, checks.draft_context, scheduling.k_beyond_measured, scheduling.schedule_data_parallel,
+CHECKS = (*refusals.CHECKS, checks.vocab_mismatch, checks.eagle3_as_eagle, scheduling.async_off, checks.head_context,
+          checks.draft_context, scheduling.k_beyond_measured, scheduling.schedule_data_parallel,
           scheduling.schedule_graph_mode, scheduling.deepep_token_cap, scheduling.token_budget,
           checks.hybrid_prefix_cache, checks.structured_ngram)
 

@@ -67,7 +67,8 @@ def what_fits(s, setup: Setup, d: Deployment) -> str:
         more, b2 = bigger
         layout = (f"--data-parallel-size {more.data_parallel_size}" if more.data_parallel_size != d.data_parallel_size
                   else f"--num-gpus {more.tensor_parallel_size}")
-        options.append(f"{more.gpus} GPUs fit at {dtype} ({layout}{f' over {more.nodes} nodes' if more.nodes > 1 else ''}"
+        nodes = f" over {more.nodes} nodes" if more.nodes > 1 else ""
+        options.append(f"{more.gpus} GPUs fit at {dtype} ({layout}{nodes}"
                        f": {gb(b2.target_weights)} per GPU)")
     lines.append(" or ".join(options) if options else "neither FP8 nor up to 8x the GPUs fits")
     return ": ".join(lines)

@@ -63,8 +63,8 @@ def at_rate(s: Scenario, d: Deployment, rate: float) -> Load:
     if busy >= 1.0:
         return Load(rate=rate, prefill_busy=busy, batch=s.batch, saturated=(
             f"prefill-saturated: {rate:g} requests/s of {s.prompt_len}-token prompts take {busy:.2f} s of prefill per "
-            f"second on each of the {d.data_parallel_size} DP rank(s) (one prompt {prefill * 1e3:.0f} ms): the queue is "
-            "prompts, which speculation cannot shorten; prefill on other GPUs (--disaggregated: a prefill pool) or "
+            f"second on each of the {d.data_parallel_size} DP rank(s) (one prompt {prefill * 1e3:.0f} ms): the queue "
+            "is prompts, which speculation cannot shorten; prefill on other GPUs (--disaggregated: a prefill pool) or "
             f"add ranks (at least {math.ceil(rate * prefill)} for this rate)"))
     most = int(probe.row(0).requests_per_rank)
     if most < 1:  # nothing fits: advise_scale says why

@@ -22,7 +22,7 @@ from advisor.scale.advise import ScaleAdvice, priced_setup
 from advisor.vllm.command import serve_command
 from advisor.vllm.defaults import batch_defaults
 from advisor.vllm.kv_transfer import KV_CONSUMER, KV_PRODUCER, SERVE_PORT, kv_transfer_flag, router_command
-from advisor.vllm.parallel import DEFAULT_ALL2ALL_BACKEND, limits
+from advisor.vllm.parallel import DEFAULT_ALL2ALL_BACKEND, limits, requests_per_rank_cap
 
 LEADER_ADDRESS = '"$LEADER_IP"'  # the shell variable the user sets to node 0's address on every node
 DECODE_ADDRESS = '"$DECODE_IP"'  # under PD: the decode instance's node 0
@@ -30,7 +30,8 @@ PREFILL_ADDRESS = '"$PREFILL_IP"'  # under PD: a prefill instance's node 0 (each
 
 
 def node_commands(setup, d: Deployment, k: int, *, max_model_len: int, gpu_memory_utilization: float,
-                  device_defaults: tuple[int, int], leader: str = LEADER_ADDRESS, kv_role: str | None = None) -> list[str]:
+                  device_defaults: tuple[int, int], leader: str = LEADER_ADDRESS,
+                  kv_role: str | None = None) -> list[str]:
     """One command per node at one fixed k (never a per-batch schedule: `vllm_parallel.schedule_kept`). The
     Setup's limits are pasted where they differ from vLLM's own at this shape (`limits`)."""
     at_shape = limits(device_defaults, d.all2all_backend, d.enable_expert_parallel, d.data_parallel_size)
@@ -91,7 +92,10 @@ def prefill_commands(a: ScaleAdvice) -> list[str]:
     if pool is None or a.does_not_fit or not pool.fits:
         return []
     s = a.scenario
-    return node_commands(s.setup, pool.instance, pool.k, max_model_len=s.prompt_len + s.out_len,
+    cost = s.setup.target_cost  # the scenario's limits, its max_num_seqs at most what a step's budget verifies
+    seqs = min(cost.max_num_seqs, requests_per_rank_cap(cost.max_num_batched_tokens, pool.k))
+    setup = replace(s.setup, target_cost=replace(cost, max_num_seqs=seqs))
+    return node_commands(setup, pool.instance, pool.k, max_model_len=s.prompt_len + s.out_len,
                          gpu_memory_utilization=s.gpu_memory_utilization, device_defaults=_device(a),
                          leader=PREFILL_ADDRESS, kv_role=KV_PRODUCER)
 

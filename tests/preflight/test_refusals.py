@@ -9,6 +9,7 @@ import pytest
 
 from advisor.preflight.command import parse_serve
 from tests.preflight.test_preflight_checks import CASES
+from vllm_dbo import keep_dbo  # noqa: F401  (the fixture)
 
 vllm_config = pytest.importorskip("vllm.config")
 PROFILES = Path(__file__).parents[2] / "profiles" / "models"
@@ -54,7 +55,7 @@ def test_vllms_speculative_config_refuses_the_trigger_and_takes_the_neighbour(na
     assert vllm_speculative(clean[0], local_dir).num_speculative_tokens == parse_serve(clean[0]).k
 
 
-def test_vllm_refuses_dbo_on_the_default_backend():
+def test_vllm_refuses_dbo_on_the_default_backend(keep_dbo):
     """The microbatching assert of VllmConfig.__post_init__, on the ParallelConfig each line asks for."""
     _, trigger, clean = CASES["dbo_backend"]
 

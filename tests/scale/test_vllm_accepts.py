@@ -14,6 +14,7 @@ from advisor.model.parallel.deployment import Deployment
 from advisor.scale.load import answer
 from advisor.scale.serve import decode_commands, prefill_commands
 from tests.scale_scenarios import scenario
+from vllm_dbo import keep_dbo  # noqa: F401  (the fixture)
 
 config = pytest.importorskip("vllm.config")
 PROFILES = Path(__file__).parents[2] / "profiles" / "models"
@@ -69,7 +70,8 @@ def vllm_checks(e, local) -> None:
         tensor_parallel_size=e.tensor_parallel_size, data_parallel_size=e.data_parallel_size,
         enable_expert_parallel=e.enable_expert_parallel, all2all_backend=e.all2all_backend, enable_dbo=e.enable_dbo,
         enable_eplb=e.enable_eplb, eplb_config=e.eplb_config)
-    config.VllmConfig(parallel_config=parallel)  # the microbatching (DBO) backend assert, among its checks
+    built = config.VllmConfig(parallel_config=parallel)  # the microbatching (DBO) backend assert, among its checks
+    assert built.parallel_config.enable_dbo == e.enable_dbo
     if e.speculative_config:
         target = config.ModelConfig(model=local(e.model), skip_tokenizer_init=True, max_model_len=e.max_model_len)
         spec = dict(e.speculative_config)
@@ -86,7 +88,7 @@ def vllm_checks(e, local) -> None:
 
 
 @pytest.mark.parametrize("case", range(len(SWEEP)))
-def test_every_pasted_command_is_one_vllm_accepts(case, local):
+def test_every_pasted_command_is_one_vllm_accepts(case, local, keep_dbo):
     flags, shape = SWEEP[case]
     a = answer(scenario(**flags), Deployment(**shape))
     commands = [*decode_commands(a), *prefill_commands(a)]
@@ -98,7 +100,7 @@ def test_every_pasted_command_is_one_vllm_accepts(case, local):
                                         else a.prefill_pool.instance.data_parallel_size)
 
 
-def test_dbo_on_the_default_backend_is_what_vllm_refuses():
+def test_dbo_on_the_default_backend_is_what_vllm_refuses(keep_dbo):
     """What the scale path refuses (exit 2) is what vLLM's config would refuse on every node."""
     parallel = config.ParallelConfig(data_parallel_size=8, enable_expert_parallel=True, enable_dbo=True)
     with pytest.raises(AssertionError, match="Microbatching currently only supports"):
