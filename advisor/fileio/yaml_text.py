@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+LONGEST_KEY = 1000  # characters of a key written as an implicit key (YAML caps them at 1024)
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
 _PAIR = re.compile(r"\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})")
 _RESERVED = frozenset({"true", "false", "null", "yes", "no", "on", "off", "y", "n"})
@@ -20,10 +21,12 @@ def dump(value, indent: int = 0) -> str:
         out = []
         for key, item in value.items():
             name = _key(str(key))
+            # a key past 1024 characters is no implicit key (YAML 1.1): "? key" on its own line, then ":"
+            head = f"{pad}? {name}\n{pad}:" if len(name) > LONGEST_KEY else f"{pad}{name}:"
             if isinstance(item, (dict, list)) and item:
-                out.append(f"{pad}{name}:\n" + dump(item, indent + 2))
+                out.append(f"{head}\n" + dump(item, indent + 2))
             else:
-                out.append(f"{pad}{name}: {_scalar(item)}\n")
+                out.append(f"{head} {_scalar(item)}\n")
         return "".join(out)
     if isinstance(value, list):
         if not value:

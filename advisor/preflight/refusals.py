@@ -81,7 +81,7 @@ def dbo_backend(c: Context) -> Finding | None:
 
 def nixl_producer_drafter(c: Context) -> Finding | None:
     """A NIXL kv_producer (the prefill side of PD) without an EAGLE/MTP speculative config, or one with a k above
-    what a prefill instance uses. NIXL's handshake compares a compatibility hash that includes the speculative
+    what a prefill instance uses. vLLM 0.32's NIXL handshake compares a compatibility hash that includes the speculative
     config of a drafter on the target's hidden states (method, draft model, revisions, kv_cache_dtype:
     vllm/distributed/kv_transfer/kv_connector/v1/nixl/metadata.py `_get_speculative_compatibility_factors`), so
     the prefill side must carry the decode side's; num_speculative_tokens is not hashed. Notes: one command does

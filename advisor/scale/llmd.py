@@ -61,7 +61,7 @@ def _object(app: str, role: str, d: Deployment, commands: list[str], replicas: i
     worker = _shell_words(commands[1])
     rank = str(d.ranks_per_node)
     start = worker.index("--data-parallel-start-rank") + 1
-    worker[start] = f"$((LWS_WORKER_INDEX * {rank}))"
+    worker[start] = f"$((LWS_WORKER_INDEX*{rank}))"  # one word for sh
     per_node = d.gpus_per_node
     return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
             "metadata": {"name": name, "labels": {"app": app}},

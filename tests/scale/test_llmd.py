@@ -47,7 +47,7 @@ def test_pd_files_carry_the_pasted_flags_in_both_pools():
     address = pasted[0].index("--data-parallel-address") + 1
     assert leader[address] == "$LWS_LEADER_ADDRESS" and pasted[0][:address] == leader[:address]
     start = worker.index("--data-parallel-start-rank") + 1
-    assert worker[start] == "$((LWS_WORKER_INDEX * 8))" and worker[:address] == pasted[1][:address]
+    assert worker[start] == "$((LWS_WORKER_INDEX*8))" and worker[:address] == pasted[1][:address]
     prefill = found["modelserver/prefill.yaml"]
     assert container_argv(prefill["spec"]["template"]) == shlex.split(prefill_commands(a)[0])[2:]
     assert prefill["spec"]["replicas"] == a.prefill_pool.instances
