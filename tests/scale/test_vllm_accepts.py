@@ -82,8 +82,11 @@ def vllm_checks(e, local) -> None:
     if e.kv_transfer_config is not None:
         kv = e.kv_transfer_config
         assert (kv.kv_connector, kv.kv_role) in {("NixlConnector", "kv_consumer"), ("NixlConnector", "kv_producer")}
-    if e.max_num_seqs is not None and e.max_num_batched_tokens is not None:
-        config.SchedulerConfig(max_num_seqs=e.max_num_seqs, max_num_batched_tokens=e.max_num_batched_tokens,
+    # the scheduler's limits: the pasted ones, the token budget vLLM sets under batched DP MoE where none is pasted
+    tokens = e.max_num_batched_tokens or (config.SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS_FOR_BATCHED_DP
+                                          if parallel.use_batched_dp_moe else None)
+    if e.max_num_seqs is not None and tokens is not None:
+        config.SchedulerConfig(max_num_seqs=e.max_num_seqs, max_num_batched_tokens=tokens,
                                max_model_len=e.max_model_len, is_encoder_decoder=False)
 
 
