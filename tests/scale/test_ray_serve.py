@@ -11,20 +11,12 @@ from advisor.scale import ray_serve
 from advisor.scale.load import answer
 from advisor.scale.serve import decode_commands, prefill_commands
 from tests.scale_scenarios import scenario
+from vllm_serve_parser import serve_engine_args
 
 yaml = pytest.importorskip("yaml")
 
 WIDE = dict(data_parallel_size=16, enable_expert_parallel=True, nodes=2, all2all_backend="deepep_low_latency",
             enable_dbo=True)
-
-
-def engine_args_of(argv: list[str]):
-    """vLLM's EngineArgs from a `vllm serve` argv (the model first), by vLLM's own parser."""
-    from vllm.engine.arg_utils import EngineArgs
-    from vllm.utils.argparse_utils import FlexibleArgumentParser
-
-    parser = EngineArgs.add_cli_args(FlexibleArgumentParser())
-    return EngineArgs.from_cli_args(parser.parse_args(["--model", argv[0], *argv[1:]]))
 
 
 PLACEMENT = ("data_parallel_size_local", "data_parallel_address", "data_parallel_start_rank")
@@ -41,15 +33,17 @@ def comparable(value, like):
 
 
 def same_engine(command: str, config: dict):
-    """The pasted command and the LLMConfig's engine_kwargs give vLLM the same EngineArgs (placement aside)."""
-    from vllm.engine.arg_utils import EngineArgs
+    """The pasted command and the LLMConfig's engine_kwargs give vLLM the same engine arguments (placement aside)."""
+    from vllm.engine.arg_utils import AsyncEngineArgs
 
-    pasted = engine_args_of(shlex.split(command)[2:])
-    built = EngineArgs(model=config["model_loading_config"]["model_source"], **config["engine_kwargs"])
-    for field in dataclasses.fields(EngineArgs):
-        if field.name not in PLACEMENT:
-            mine, theirs = getattr(built, field.name), getattr(pasted, field.name)
-            assert comparable(mine, theirs) == comparable(theirs, theirs), field.name
+    pasted, _ = serve_engine_args(command)
+    built = AsyncEngineArgs(model=config["model_loading_config"]["model_source"], **config["engine_kwargs"])
+    assert config["engine_kwargs"] and not set(config["engine_kwargs"]) & set(PLACEMENT)
+    for name in config["engine_kwargs"]:  # each flag the command sets (vLLM's parser and dataclass defaults differ)
+        mine, theirs = getattr(built, name), getattr(pasted, name)
+        assert comparable(mine, theirs) == comparable(theirs, theirs), name
+    flags = {w[2:].replace("-", "_") for w in shlex.split(command) if w.startswith("--")}
+    assert flags - set(PLACEMENT) - {"headless"} == set(config["engine_kwargs"])  # and no flag is left out
 
 
 @pytest.mark.parametrize("shape, builder", [

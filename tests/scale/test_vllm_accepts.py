@@ -5,7 +5,6 @@ ParallelConfig (DP, EP, the backend, DBO's thresholds), VllmConfig's DBO assert,
 copy of the target's config.json: the MTP layers, k, the draft's TP), the KVTransferConfig, and the scheduler's
 limits (SchedulerConfig)."""
 
-import shlex
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from advisor.scale.load import answer
 from advisor.scale.serve import decode_commands, prefill_commands
 from tests.scale_scenarios import scenario
 from vllm_dbo import keep_dbo  # noqa: F401  (the fixture)
+from vllm_serve_parser import serve_engine_args
 
 config = pytest.importorskip("vllm.config")
 PROFILES = Path(__file__).parents[2] / "profiles" / "models"
@@ -55,22 +55,23 @@ def local(tmp_path_factory):
 
 def engine_args(command: str):
     """vLLM's EngineArgs of a pasted line, by `vllm serve`'s own parser (an unknown flag or value exits)."""
-    from vllm.engine.arg_utils import EngineArgs
-    from vllm.utils.argparse_utils import FlexibleArgumentParser
-
-    argv = shlex.split(command)
-    assert argv[:2] == ["vllm", "serve"]
-    parser = EngineArgs.add_cli_args(FlexibleArgumentParser())
-    return EngineArgs.from_cli_args(parser.parse_args(["--model", argv[2], *argv[3:]]))
+    return serve_engine_args(command)[0]
 
 
-def vllm_checks(e, local) -> None:
-    """The config checks of what the EngineArgs ask for that need no device."""
-    parallel = config.ParallelConfig(
-        tensor_parallel_size=e.tensor_parallel_size, data_parallel_size=e.data_parallel_size,
-        enable_expert_parallel=e.enable_expert_parallel, all2all_backend=e.all2all_backend, enable_dbo=e.enable_dbo,
-        enable_eplb=e.enable_eplb, eplb_config=e.eplb_config)
-    built = config.VllmConfig(parallel_config=parallel)  # the microbatching (DBO) backend assert, among its checks
+def vllm_checks(e, local, monkeypatch) -> None:
+    """The config checks of what the EngineArgs ask for that need no device. EPLB's own check refuses any platform
+    but CUDA, ROCm and XPU (ParallelConfig: "only supported on CUDA devices"): the ParallelConfig is built with the
+    platform answering as CUDA (and VllmConfig, which validates it again), the rest of its checks as they are."""
+    import vllm.platforms
+
+    with monkeypatch.context() as gpu:
+        if e.enable_eplb:
+            gpu.setattr(type(vllm.platforms.current_platform), "is_cuda_alike", lambda self: True)
+        parallel = config.ParallelConfig(
+            tensor_parallel_size=e.tensor_parallel_size, data_parallel_size=e.data_parallel_size,
+            enable_expert_parallel=e.enable_expert_parallel, all2all_backend=e.all2all_backend,
+            enable_dbo=e.enable_dbo, enable_eplb=e.enable_eplb, eplb_config=e.eplb_config)
+        built = config.VllmConfig(parallel_config=parallel)  # the microbatching (DBO) backend assert, among its checks
     assert built.parallel_config.enable_dbo == e.enable_dbo
     if e.speculative_config:
         target = config.ModelConfig(model=local(e.model), skip_tokenizer_init=True, max_model_len=e.max_model_len)
@@ -91,14 +92,14 @@ def vllm_checks(e, local) -> None:
 
 
 @pytest.mark.parametrize("case", range(len(SWEEP)))
-def test_every_pasted_command_is_one_vllm_accepts(case, local, keep_dbo):
+def test_every_pasted_command_is_one_vllm_accepts(case, local, keep_dbo, monkeypatch):
     flags, shape = SWEEP[case]
     a = answer(scenario(**flags), Deployment(**shape))
     commands = [*decode_commands(a), *prefill_commands(a)]
     assert commands, a.does_not_fit
     for command in commands:
         e = engine_args(command)
-        vllm_checks(e, local)
+        vllm_checks(e, local, monkeypatch)
         assert e.data_parallel_size == (a.deployment.data_parallel_size if command in decode_commands(a)
                                         else a.prefill_pool.instance.data_parallel_size)
 
