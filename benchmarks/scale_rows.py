@@ -81,11 +81,13 @@ INTRO = """# Speculative decoding at scale: DP, EP, PD, many nodes
 
 `specadvisor recommend` answers per decode GPU when the deployment goes past one tensor-parallel group. The flags are
 vLLM's: `--data-parallel-size`, `--enable-expert-parallel`, `--all2all-backend` (`allgather_reducescatter`, the
-default, or `deepep_low_latency`; any other is refused in one line naming what is missing), `--enable-dbo`, plus
-`--nodes`, `--disaggregated` (a PD decode pool: prefill elsewhere, its time reported apart) and `--dp-imbalance`
-(the busiest rank's requests over the mean). `--num-gpus` stays the tensor parallelism of one DP rank; `--batch` is
-the instance's concurrency, spread over its ranks. `--format json` writes a document of its own
-(`"schema": "specadvisor.scale/1"`).
+default, or `deepep_low_latency`; any other is refused in one line naming what is missing), `--enable-dbo` (only
+with `deepep_low_latency`: vLLM 0.32 asserts at start-up on any backend but DeepEP's and NIXL-EP's, so anything
+else is refused in one line, exit 2), plus `--nodes`, `--disaggregated` (PD: a decode pool and the prefill pool it
+needs) and `--dp-imbalance` (the busiest rank's requests over the mean). `--num-gpus` stays the tensor parallelism
+of one DP rank; `--batch` is the instance's concurrency, spread over its ranks, or `--request-rate` sets it.
+`--format json` writes a document of its own (`"schema": "specadvisor.scale/1"`); `--format llm-d` and `--format
+ray` write the deployment's files.
 
 What a rank's step charges (advisor/model/parallel/scale.py): every rank steps at the busiest rank's batch (vLLM's
 lock-step); attention and dense layers on the rank's own batch; the routed experts split over the EP group, each GPU
@@ -95,6 +97,51 @@ across, fitted to DeepEP's low-latency table; dual batch overlap for the target 
 the DP token syncs on the host; DeepEP low-latency's 256-token cap per rank, which holds (256 / (k+1)) requests per
 rank at draft length k. vLLM drops `num_speculative_tokens_per_batch_size` at a data-parallel size above 1, so one
 fixed k is pasted, with one `vllm serve` per node.
+
+## What is pasted, and priced as vLLM 0.32 runs it
+
+- **DBO** splits a step only at `--data-parallel-size` > 1 (`coordinate_batch_across_dp` returns first at 1), and
+  turns Model Runner V2 off (`_get_dbo_unsupported_features`): under `--enable-dbo` the drafts are priced on the V1
+  runner's piecewise CUDA graphs.
+- **No all-to-all at DP = 1**: tensor plus expert parallelism there combines the experts in the TP all-reduce
+  (`ParallelConfig.use_all2all`).
+- **Limits**: the token budget and `max_num_seqs` a rank was priced at are pasted where they are not vLLM's own at
+  that shape: with DeepEP low latency vLLM sets 256 tokens and cuts an unset `max_num_seqs` to them, and a rank is
+  priced at ⌊256/(k+1)⌋ requests, so `--max-num-seqs` ⌊256/(k+1)⌋ is pasted; a user's `--max-num-seqs` is pasted.
+- **Memory**: each GPU's share (the routed experts over the EP group, the rest over the rank's tp GPUs, EPLB's
+  replicas, the drafter's) goes through the one-GPU-group rule (`memory.budget_for`): where the target alone holds
+  no request the answer is DISABLE, before any number, with what would fit (FP8 weights, or the fewest more GPUs).
+- **k** is chosen among the positions the acceptance speaks for, by `recommend`'s own rule
+  (`advice.advise.candidates`).
+- **PD** (`--disaggregated`): the decode pool runs as NIXL's `kv_consumer`; the prefill pool's instance (one node of
+  the decode layout on the default all-to-all, grown by nodes until it holds the weights) as `kv_producer` with the
+  decode pool's speculative config at k = 1 (NIXL's compatibility hash compares the drafter on both sides, not k; a
+  prefill instance verifies no draft), as many instances as the rate needs (each rank an M/D/1 queue of one
+  prompt's prefill time, at `--request-rate` or the decode pool's own completion rate), and `vllm-router` joins
+  them. Every node sets `VLLM_NIXL_SIDE_CHANNEL_HOST` to its own address.
+- **`--request-rate`** sets the concurrency by `review`'s queueing (Little's law over the plain step, prompts
+  prefilled on the same ranks unless PD). Where the prompts alone take a rank's whole time the answer says
+  "prefill-saturated" first and is DISABLE: speculation cannot help a server whose queue is prompts. On one GPU
+  group `recommend --request-rate` does the same.
+
+Every pasted command builds vLLM 0.32's `EngineArgs` through vLLM's own argument parser and passes its config
+checks that need no device (tests/scale/test_vllm_accepts.py), and passes `specadvisor preflight`
+(tests/scale/test_scale_properties.py).
+
+## Deployment files
+
+`--format llm-d` writes llm-d's layout as llm-d-planner 0.3.3 generates it: `modelserver/kustomization.yaml` with
+the pools as whole objects (an apps/v1 Deployment per one-node pool, a LeaderWorkerSet `leaderworkerset.x-k8s.io/v1`
+for a pool over several nodes, node 0's address from `LWS_LEADER_ADDRESS` and each worker's start rank from
+`LWS_WORKER_INDEX`), image `vllm/vllm-openai:v0.32.0`, and `scheduler/values.yaml` for the
+gateway-api-inference-extension standalone chart with llm-d-inference-scheduler v0.8.0's plugins (under PD its
+prefill/decode profiles, `pd-profile-handler`). The Deployments load as the Kubernetes Python client's own
+`V1Deployment` (kubernetes 37); the LeaderWorkerSet and the scheduler's plugin names are transcribed from llm-d's
+guides, which no package types. `--format ray` writes a Ray Serve LLM `serve run` config for Ray 2.60
+(`build_openai_app`, `build_dp_openai_app`, or `build_pd_openai_app`, whose ingress joins the pools), validated by
+Ray's own `LLMConfig` and serving-args models. Both carry the pasted `vllm serve` flags word for word: the Ray
+config's `engine_kwargs` give vLLM's `EngineArgs` the same values as the pasted command (placement flags aside,
+which Ray sets).
 """
 
 

@@ -40,6 +40,8 @@ class Format(str, Enum):
     text = "text"
     json = "json"
     markdown = "markdown"
+    llm_d = "llm-d"  # at scale: the llm-d Kustomize overlay and scheduler values (advisor.scale.llmd)
+    ray = "ray"  # at scale: a Ray Serve LLM config (advisor.scale.ray_serve)
 
 
 @app.command(short_help="Go/no-go, k, and the vLLM flags for one workload (or every method compared).")
@@ -47,7 +49,8 @@ class Format(str, Enum):
 @deployment_options
 def recommend(
     scenario: "Scenario",
-    format: Format = typer.Option(Format.text, "--format", help="text, json or markdown."),
+    format: Format = typer.Option(Format.text, "--format", help="text, json or markdown; at scale also llm-d or "
+                                  "ray (deployment files)."),
 ) -> None:
     """Go/no-go on speculative decoding for one workload, with the vLLM flags to paste. --method compare: every
     method that applies, each at its best k, and the one its interval separates from the rest (if any). Beyond one

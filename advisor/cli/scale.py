@@ -35,7 +35,11 @@ DEPLOYMENT_OPTIONS = [
                                                 "mean.")),
     _option("redundant_experts", int, typer.Option(0, "--redundant-experts", help="EPLB's extra expert replicas per "
                                                    "MoE layer (vLLM's --eplb-config num_redundant_experts).")),
+    _option("request_rate", Optional[float], typer.Option(None, "--request-rate", help="Requests/s offered: sets the "
+                                                          "concurrency (replaces --batch) by review's queueing, and "
+                                                          "says first when prefill saturates the GPUs.")),
 ]
+FILE_FORMATS = ("llm-d", "ray")  # deployment files: written at scale only (advisor.scale.llmd, advisor.scale.ray_serve)
 DEPLOYMENT_NAMES = tuple(p.name for p in DEPLOYMENT_OPTIONS)
 
 
@@ -51,27 +55,43 @@ def deployment_options(func):
         from advisor.model.parallel.deployment import Deployment
 
         shape = {name: kwargs.pop(name) for name in DEPLOYMENT_NAMES}
+        rate = shape.pop("request_rate")
+        kind = getattr(kwargs.get("format"), "value", kwargs.get("format"))
         if not hasattr(scenario, "setup"):  # --method compare: a Recommendation of every method, for one GPU group
-            if any(shape[p.name] != p.default.default for p in DEPLOYMENT_OPTIONS):
+            if any(shape[p.name] != p.default.default for p in DEPLOYMENT_OPTIONS if p.name in shape) or rate:
                 from advisor.errors import InputError
 
-                raise InputError("--method compare answers for one GPU group: name one --method to size a "
-                                 "deployment with DP, EP, PD or several nodes")
+                raise InputError("--method compare answers for one GPU group at a batch: name one --method to size a "
+                                 "deployment with DP, EP, PD or several nodes, or at a --request-rate")
             return func(scenario=scenario, **kwargs)
         deployment = Deployment(
             tensor_parallel_size=scenario.setup.tp, data_parallel_size=shape["data_parallel_size"],
             enable_expert_parallel=shape["enable_expert_parallel"], all2all_backend=shape["all2all_backend"],
             enable_dbo=shape["enable_dbo"], nodes=shape["nodes"], disaggregated=shape["disaggregated"],
             imbalance=shape["dp_imbalance"], redundant_experts=shape["redundant_experts"],
-            max_num_batched_tokens=(scenario_flags or {}).get("max_num_batched_tokens"))
+            max_num_batched_tokens=(scenario_flags or {}).get("max_num_batched_tokens"),
+            max_num_seqs=(scenario_flags or {}).get("max_num_seqs"))
         if not deployment.beyond_one_group:
+            if kind in FILE_FORMATS:
+                from advisor.errors import InputError
+
+                raise InputError(f"--format {kind} writes the files of a deployment at scale: give "
+                                 "--data-parallel-size, --enable-expert-parallel, --disaggregated or --nodes")
+            if rate is not None:
+                from advisor.advice.rate import at_rate
+
+                scenario = at_rate(scenario, rate)
             return func(scenario=scenario, **kwargs)
         from advisor.render import scale_report
-        from advisor.scale.advise import advise_scale
+        from advisor.scale.load import answer
 
-        at_scale = advise_scale(scenario, deployment)
-        kind = getattr(kwargs.get("format"), "value", kwargs.get("format"))
-        render = {"json": scale_report.to_json, "markdown": scale_report.markdown}.get(kind, scale_report.text)
+        at_scale = answer(scenario, deployment, rate)
+        if kind in FILE_FORMATS:
+            from advisor.scale import llmd, ray_serve
+
+            render = {"llm-d": llmd.render, "ray": ray_serve.render}[kind]
+        else:
+            render = {"json": scale_report.to_json, "markdown": scale_report.markdown}.get(kind, scale_report.text)
         typer.echo(render(at_scale), nl=False)
 
     command.__signature__ = inspect.Signature(params)

@@ -15,13 +15,12 @@ from advisor.model.gpu.hardware import Hardware
 from advisor.model.shape.modelspec import ModelSpec
 from advisor.preflight.command import Serve
 from advisor.vllm.defaults import (
-    BATCHED_DP_BACKENDS,
     EAGLE_BLOCK_DROP_METHODS,
-    KV_PRODUCER_ROLES,
     VLLM_SERIES,
     batch_defaults,
 )
 from advisor.vllm.methods import TEXT_LOOKUP
+from advisor.vllm.parallel import batched_dp_moe
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +59,7 @@ class Context:
     @property
     def batched_dp_moe(self) -> bool:
         s = self.serve
-        return s.all2all_backend in BATCHED_DP_BACKENDS and s.expert_parallel and s.dp > 1
+        return batched_dp_moe(s.all2all_backend or "", s.expert_parallel, s.dp)
 
 
 def structured_ngram(c: Context) -> Finding | None:
@@ -92,18 +91,6 @@ def hybrid_prefix_cache(c: Context) -> Finding | None:
                    "blocks gets none", "v1/core/kv_cache_coordinator.py (EAGLE last-block drop)",
                    "watch vllm:prefix_cache_hits with and without speculation; where prefixes are reused, weigh the "
                    "lost hits against the speedup")
-
-
-def pd_unverified_drafts(c: Context) -> Finding | None:
-    """Speculation on a KV producer of prefill/decode disaggregation. vLLM 0.32 hands the connector the blocks up to
-    `num_computed_tokens` when a request finishes (v1/core/sched/scheduler.py `_connector_finished`), which on a
-    speculating instance counts draft tokens not yet verified: their KV travels to the consumer (vLLM #55055)."""
-    role = (c.serve.kv_transfer or {}).get("kv_role")
-    if not c.serve.speculative or role not in KV_PRODUCER_ROLES:
-        return None
-    return Finding("pd_unverified_drafts", True, f"a {role} instance with speculation sends the KV of drafts it "
-                   "never verified to the decode side", "v1/core/sched/scheduler.py _connector_finished",
-                   "give --speculative-config only to the decode instance (kv_role kv_consumer)")
 
 
 def eagle3_as_eagle(c: Context) -> Finding | None:

@@ -27,6 +27,7 @@ _SWITCHES = {
     "--enable-expert-parallel": ("expert_parallel", True), "-ep": ("expert_parallel", True),
     "--enable-prefix-caching": ("prefix_caching", True), "--no-enable-prefix-caching": ("prefix_caching", False),
     "--async-scheduling": ("async_scheduling", True), "--no-async-scheduling": ("async_scheduling", False),
+    "--enable-dbo": ("dbo", True), "--no-enable-dbo": ("dbo", False),
 }
 _INTS = ("max_model_len", "max_num_seqs", "max_num_batched_tokens", "tp", "dp")
 _JSONS = ("speculative", "kv_transfer", "compilation")
@@ -60,6 +61,7 @@ class Serve:
     # --structured-outputs-config only picks the backend, each request decides whether it uses one
     structured: bool = False
     compilation: dict | None = None  # --compilation-config
+    dbo: bool = False  # --enable-dbo (dual batch overlap)
 
     @property
     def method(self) -> str | None:

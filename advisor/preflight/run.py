@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from advisor.errors import InputError
 from advisor.model.cost.enginecost import is_cpu
-from advisor.preflight import checks, scheduling
+from advisor.preflight import checks, refusals, scheduling
 from advisor.preflight.checks import Context, Finding
 from advisor.preflight.command import Serve
 from advisor.profiles.catalog import load_hardware, load_model
@@ -17,8 +17,8 @@ from advisor.vllm.defaults import MAX_K
 from advisor.vllm.methods import MODELLED, MTP_ALIASES, NOT_MODELLED
 
 # every check, in the order its line is printed: refusals and wrong drafters first, then costs
-CHECKS = (checks.vocab_mismatch, checks.eagle3_as_eagle, scheduling.async_off, checks.pd_unverified_drafts,
-          checks.head_context, checks.draft_context, scheduling.k_beyond_measured, scheduling.schedule_data_parallel,
+CHECKS = (*refusals.CHECKS, checks.vocab_mismatch, checks.eagle3_as_eagle, scheduling.async_off, checks.head_context,
+          checks.draft_context, scheduling.k_beyond_measured, scheduling.schedule_data_parallel,
           scheduling.schedule_graph_mode, scheduling.deepep_token_cap, scheduling.token_budget,
           checks.hybrid_prefix_cache, checks.structured_ngram)
 
@@ -56,8 +56,6 @@ def _check_config(serve: Serve) -> None:
     method, k = serve.method, serve.speculative.get("num_speculative_tokens") if serve.speculative else None
     if not serve.speculative:
         return
-    if method is None:
-        raise InputError('--speculative-config names no "method" (vLLM infers it from the draft\'s name: say it)')
     if method not in MODELLED and method not in NOT_MODELLED and method not in MTP_ALIASES:
         raise InputError(f"--speculative-config method {method!r} is not one vLLM 0.32 knows")
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
@@ -66,7 +64,10 @@ def _check_config(serve: Serve) -> None:
 
 def preflight(serve: Serve, *, gpu: str, measured_k: int | None = None) -> Report:
     """Every check over one command. Model checks need the target's (and draft's) profile; without one they are
-    skipped and said so."""
+    skipped and said so. A config without "method" is checked as the method vLLM infers (said in a note)."""
+    inferred = refusals.infer(serve)
+    if inferred is not None:
+        serve = replace(serve, speculative={**serve.speculative, "method": inferred})
     _check_config(serve)
     if measured_k is not None and not 1 <= measured_k <= MAX_K:
         raise InputError(f"--measured-k must be in 1..{MAX_K}, got {measured_k}")
@@ -82,5 +83,6 @@ def preflight(serve: Serve, *, gpu: str, measured_k: int | None = None) -> Repor
         skipped.append(f"the draft {model} is not a profile: the checks of its context and vocabulary are skipped")
     ctx = Context(serve=serve, target=target, draft=draft, gpu=hw, cpu=is_cpu(hw), measured_k=measured_k,
                   published_k=_published_k(serve.method, target, draft))
-    found = tuple(f for f in (check(ctx) for check in CHECKS) if f is not None)
+    found = tuple(f for f in (refusals.missing_method(ctx, inferred), *(check(ctx) for check in CHECKS))
+                  if f is not None)
     return Report(findings=found, skipped=tuple(skipped))

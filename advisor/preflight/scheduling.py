@@ -5,7 +5,8 @@ evidence. Same contract as `advisor.preflight.checks`."""
 from __future__ import annotations
 
 from advisor.preflight.checks import Context, Finding
-from advisor.vllm.defaults import BATCHED_DP_MAX_NUM_BATCHED_TOKENS, draft_slots
+from advisor.vllm.defaults import batch_defaults, draft_slots
+from advisor.vllm.parallel import limits
 from advisor.vllm.runner import async_scheduling_default, v2_runner
 
 
@@ -87,21 +88,26 @@ def token_budget(c: Context) -> Finding | None:
 def deepep_token_cap(c: Context) -> Finding | None:
     """DeepEP low-latency (or NIXL EP) expert parallelism over DP > 1. vLLM 0.32 sizes the all2all buffers per DP
     rank at max_num_batched_tokens (model_executor/layers/fused_moe/layer.py, FusedMoEConfig max_num_tokens) and
-    defaults that to 256 tokens there (vllm/engine/arg_utils.py, `DEFAULT_MAX_NUM_BATCHED_TOKENS_FOR_BATCHED_DP`;
-    vllm/config/parallel.py `use_batched_dp_moe`): a rank verifies at most 256/(k+1) requests a step."""
-    if not c.serve.speculative or not c.batched_dp_moe:
+    defaults that to 256 tokens there, with an unset max_num_seqs cut to it (vllm/engine/arg_utils.py,
+    `DEFAULT_MAX_NUM_BATCHED_TOKENS_FOR_BATCHED_DP`, `_set_default_max_num_seqs_and_batched_tokens_args`;
+    `advisor.vllm.parallel.limits`): a rank verifies at most 256/(k+1) requests a step. A problem when the command
+    sets either limit (it asks for more verifications a step than it allows), a note under vLLM's own."""
+    s = c.serve
+    if not s.speculative or not c.batched_dp_moe:
         return None
-    budget = c.serve.max_num_batched_tokens or BATCHED_DP_MAX_NUM_BATCHED_TOKENS
-    seqs = c.limits[1]
-    per_request = c.serve.k + 1 + draft_slots(c.serve.method or "")
+    device = batch_defaults(c.gpu.memory_gib, c.gpu.name, cpu=c.cpu, ranks=s.tp)
+    budget, seqs = limits(device, s.all2all_backend, s.expert_parallel, s.dp, s.max_num_batched_tokens,
+                          s.max_num_seqs)
+    per_request = s.k + 1 + draft_slots(s.method or "")
     if budget >= seqs * per_request:
         return None
-    return Finding("deepep_token_cap", True, f"{c.serve.all2all_backend} caps a DP rank's step at {budget} tokens: "
-                   f"at k={c.serve.k}, {budget // per_request} of max_num_seqs {seqs} requests verify per step",
+    explicit = s.max_num_batched_tokens is not None or s.max_num_seqs is not None
+    return Finding("deepep_token_cap", explicit, f"{s.all2all_backend} caps a DP rank's step at {budget} tokens: "
+                   f"at k={s.k}, {budget // per_request} of max_num_seqs {seqs} requests verify per step",
                    "model_executor/layers/fused_moe/layer.py (max_num_tokens = max_num_batched_tokens; 256 by "
                    "default under use_batched_dp_moe)",
-                   f"--max-num-batched-tokens {seqs * per_request} (more all2all buffer), a smaller k, or "
-                   f"--max-num-seqs {budget // per_request}")
+                   f"--max-num-seqs {budget // per_request}, --max-num-batched-tokens {seqs * per_request} (more "
+                   "all2all buffer), or a smaller k")
 
 
 def async_off(c: Context) -> Finding | None:

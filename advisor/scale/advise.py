@@ -13,11 +13,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from advisor.advice.advise import candidates
 from advisor.advice.scenario import Scenario
 from advisor.advice.verdict import fastest, rule
 from advisor.errors import InputError
-from advisor.model.cost import memory
 from advisor.model.cost.costmodel import draft_pass, pnorm, prefill_time
+from advisor.model.cost.enginecost import is_cpu
 from advisor.model.cost.speculative import Setup
 from advisor.model.parallel.deployment import Deployment
 from advisor.model.parallel.scale import (
@@ -26,11 +27,21 @@ from advisor.model.parallel.scale import (
     DP_SYNC_IN_NODE_S,
     RankShape,
     padded_batch,
-    rank_weight_bytes,
     target_step,
 )
+from advisor.scale import fit
+from advisor.scale.pools import Load, PrefillPool
+from advisor.vllm.defaults import batch_defaults
 from advisor.vllm.methods import TEXT_LOOKUP
-from advisor.vllm.parallel import DBO_DECODE_TOKEN_THRESHOLD, DP_SYNCS_DRAFTER, requests_per_rank_cap
+from advisor.vllm.parallel import (
+    DBO_DECODE_TOKEN_THRESHOLD,
+    DBO_DRAFTS_FULL_GRAPHS,
+    DP_SYNCS_DRAFTER,
+    all2all_runs,
+    dbo_splits,
+    limits,
+    requests_per_rank_cap,
+)
 from advisor.vllm.runner import async_scheduling_default
 
 K_TABLE = 8  # the k shown and chosen among, unless --k asks for more
@@ -65,6 +76,17 @@ class ScaleAdvice:
     token_cap: int  # tokens per rank per step (max_num_batched_tokens in force)
     prefill_s: float  # one prompt's prefill (target and drafter) on a prefill rank of tp GPUs, s
     weights_gb_per_gpu: float  # target (and drafter) weights per GPU with experts split over the EP group
+    max_num_seqs: int  # requests per rank vLLM admits at this shape unless told (`advisor.vllm.parallel.limits`)
+    does_not_fit: str = ""  # why the target alone holds no request on a GPU, and what would; "" when it fits
+    k_allowed: int = K_TABLE  # the longest k the acceptance speaks for (`advice.advise.candidates`, as recommend)
+    prefill_pool: PrefillPool | None = None  # under PD: the prefill side the decode pool needs (`advisor.scale.load`)
+    load: Load | None = None  # --request-rate: what it puts on the instance (`advisor.scale.load`)
+
+    @property
+    def limits_pasted(self) -> tuple[int, int]:
+        """(max_num_batched_tokens, max_num_seqs) the pasted command runs at best_k: the token cap, and the most
+        requests a rank was priced at, at most ⌊cap/(k+1)⌋ (every request verifies each step, as priced)."""
+        return self.token_cap, min(self.max_num_seqs, requests_per_rank_cap(self.token_cap, self.best_k))
 
     def row(self, k: int) -> AtK:
         return self.rows[k]
@@ -76,11 +98,12 @@ def shape_of(d: Deployment, s: Scenario, dbo_overlap: float = DBO_OVERLAP) -> Ra
     independent replicas (`reconfigure_for_independent_dp_rank`): no sharing, no all-to-all, no lock-step."""
     moe = s.setup.target.moe_layers > 0
     shared = d.data_parallel_size if moe else 1
-    group = d.gpus if moe and (d.enable_expert_parallel or d.data_parallel_size > 1) else 1
+    # no all-to-all at DP = 1 (`all2all_runs`): TP + EP there combines the experts in the TP all-reduce
+    group = d.gpus if moe and all2all_runs(d.data_parallel_size) else 1
     sync = 0.0 if shared == 1 else (DP_SYNC_ACROSS_NODES_S if d.nodes > 1 else DP_SYNC_IN_NODE_S)
     return RankShape(tp=d.tensor_parallel_size, ep_ranks=shared, group=group, gpus_per_node=d.gpus_per_node,
-                     backend=d.all2all_backend, dbo=d.enable_dbo, dbo_threshold=DBO_DECODE_TOKEN_THRESHOLD,
-                     dp_sync=sync, dbo_overlap=dbo_overlap)
+                     backend=d.all2all_backend, dbo=d.enable_dbo and dbo_splits(d.data_parallel_size),
+                     dbo_threshold=DBO_DECODE_TOKEN_THRESHOLD, dp_sync=sync, dbo_overlap=dbo_overlap)
 
 
 def iteration(setup: Setup, shape: RankShape, k, batch, context) -> np.ndarray:
@@ -133,21 +156,21 @@ def advise_scale(s: Scenario, d: Deployment, dbo_overlap: float = DBO_OVERLAP) -
     if setup.method == "draft_model":
         raise InputError("a separate draft model at DP/EP scale is not modelled (its own parallel layout): use "
                          "--method mtp, eagle or eagle3, or ngram")
-    cap = d.token_cap(setup.target_cost.max_num_batched_tokens)
-    setup = replace(setup, target_cost=replace(setup.target_cost, max_num_batched_tokens=cap))
+    setup, cap, seqs = priced_setup(s, d)
     # a prompt's prefill: under PD on a prefill instance with the scenario's own token budget, aggregated in chunks
     # of the rank's cap (its all-to-all in those chunks is not charged)
     prefill = float(prefill_time(setup.target, (s.setup if d.disaggregated else setup).target_cost, 1,
                                  s.prompt_len, setup.tp))
     shape = shape_of(d, s, dbo_overlap)
     ks = np.arange(0, max(K_TABLE, s.k or 0) + 1)
+    allowed = candidates(s, ks)  # the k recommend may choose for this acceptance: the same rule at scale
     per_alpha = [s.tokens_per_step(ks), *(s.tokens_per_step(ks, alpha) for alpha in (acc.low, acc.high))]
-    weights = _rank_weights(setup.target, setup.target_cost, d)
-    drafted = setup.draft is not None and setup.method not in TEXT_LOOKUP
-    draft_w = _rank_weights(setup.draft, setup.draft_cost, d) if drafted else 0.0
+    weights, draft_w = fit.weights(setup, d)
+    missing = fit.what_fits(s, setup, d)
     rows, reference = [], None
     for k in ks:
-        mean, padded, bound, step, comm = _running(s, d, setup, shape, int(k), weights, draft_w)
+        mean, padded, bound, step, comm = _running(s, d, setup, shape, int(k)) if not missing else \
+            (0.0, 0, "memory", float("nan"), 0.0)
         drafter_prefill = float(setup.draft_prefill(1, s.prompt_len, k)) if k else 0.0
         rates = [_rate(s, d, mean, float(E[k]), step, prefill + drafter_prefill) for E in per_alpha]
         reference = reference or rates[0]
@@ -157,19 +180,42 @@ def advise_scale(s: Scenario, d: Deployment, dbo_overlap: float = DBO_OVERLAP) -
                         tpot_s=step / float(per_alpha[0][k]) if padded else float("nan"),
                         decode_tokens_per_gpu=_rate(s, d, mean, float(per_alpha[0][k]), step, 0.0),
                         tokens_per_gpu=rates[0], gain=gains[0], gain_low=min(gains[1:]), gain_high=max(gains[1:])))
-    running = [r for r in rows if r.k > 0 and r.padded_requests > 0 and r.k <= max(K_TABLE, s.k or 0)]
+    running = [r for r in rows if r.k > 0 and r.padded_requests > 0 and allowed[r.k] and rows[0].padded_requests]
     if s.k is not None:
         best = next((r for r in rows if r.k == s.k), None)
     else:  # the largest gain, the smallest k among ties (advisor.advice.verdict.fastest)
         best = running[int(fastest(np.array([r.gain for r in running])))] if running else None
     # the one decision rule (advisor.advice.verdict.rule) on the gain per decode GPU at the deployment's concurrency,
     # which at a fixed concurrency is also each request's decode speedup; an n-gram prior is at most marginal
-    runs = best is not None and best.k > 0 and best.padded_requests > 0
+    runs = best is not None and best.k > 0 and best.padded_requests > 0 and rows[0].padded_requests > 0
     verdict = str(rule(best.gain, best.gain_low, best.gain, "marginal" if s.unmeasured_ngram else "enable")) \
         if runs else "disable"
-    pasted = best.k if best is not None and (verdict != "disable" or s.k is not None) else 0
+    pasted = best.k if runs and (verdict != "disable" or s.k is not None) else 0
     return ScaleAdvice(scenario=s, deployment=d, rows=tuple(rows), best_k=pasted, verdict=verdict,
-                       token_cap=cap, prefill_s=prefill, weights_gb_per_gpu=(weights + draft_w) / 1e9)
+                       token_cap=cap, prefill_s=prefill, weights_gb_per_gpu=(weights + draft_w) / 1e9,
+                       max_num_seqs=seqs, does_not_fit=missing, k_allowed=int(ks[allowed].max(initial=0)))
+
+
+def priced_setup(s: Scenario, d: Deployment) -> tuple[Setup, int, int]:
+    """The scenario's Setup as one DP rank runs it: the token budget and max_num_seqs vLLM sets at this shape
+    (`limits`), drafts on the V1 runner under DBO; and those two limits."""
+    hw, setup = s.hardware, s.setup
+    cap, seqs = limits(batch_defaults(hw.memory_gib, hw.name, cpu=is_cpu(hw)), d.all2all_backend,
+                       d.enable_expert_parallel, d.data_parallel_size,
+                       d.token_cap(setup.target_cost.max_num_batched_tokens),
+                       d.max_num_seqs if d.max_num_seqs is not None else _user_seqs(s))
+    setup = replace(setup, target_cost=replace(setup.target_cost, max_num_batched_tokens=cap, max_num_seqs=seqs))
+    if d.enable_dbo:  # vLLM runs the V1 model runner under DBO, whose drafts are piecewise (DBO_DRAFTS_FULL_GRAPHS)
+        setup = replace(setup, drafter_graphs=DBO_DRAFTS_FULL_GRAPHS and setup.full_graph_drafts)
+    return setup, cap, seqs
+
+
+def _user_seqs(s: Scenario) -> int | None:
+    """The scenario's max_num_seqs where it is not the GPU's `vllm serve` default (a calibration's, or the user's
+    when the Deployment does not carry it); None: vLLM's default at this shape."""
+    hw = s.hardware
+    seqs = s.setup.target_cost.max_num_seqs
+    return None if seqs == batch_defaults(hw.memory_gib, hw.name, cpu=is_cpu(hw))[1] else seqs
 
 
 def _rate(s: Scenario, d: Deployment, mean: float, tokens_per_step: float, step: float, prefill: float) -> float:
@@ -184,34 +230,24 @@ def _rate(s: Scenario, d: Deployment, mean: float, tokens_per_step: float, step:
     return mean * s.out_len / (mean * prefill + decode) / d.tensor_parallel_size
 
 
-def _rank_weights(model, cost, d: Deployment) -> float:
-    """One GPU's share of a model's weights in this deployment, bytes (`scale.rank_weight_bytes`)."""
-    moe = model.moe_layers > 0
-    return rank_weight_bytes(model, cost.weight_dtype, d.tensor_parallel_size, d.moe_shards if moe else 1,
-                             d.redundant_experts if moe else 0)
-
-
-def _running(s: Scenario, d: Deployment, setup: Setup, shape: RankShape, k: int, weights: float, draft_w: float):
+def _running(s: Scenario, d: Deployment, setup: Setup, shape: RankShape, k: int):
     """(mean running requests per rank, the busiest rank's, what bounds them, step s, all-to-all s) at draft
-    length k; 0 requests (step nan) where none fits. The KV cache per GPU is `memory.budget_for`'s (each DP rank
-    holds its own requests' KV, the MTP layer's included) with the weights this deployment puts on a GPU."""
-    budget = memory.budget_for(setup, s.hardware, k, prompt_len=s.prompt_len, out_len=s.out_len,
-                               gpu_memory_utilization=s.gpu_memory_utilization)
-    # budget_for splits every weight over tp; at EP the experts are split over the whole group instead
+    length k; 0 requests (step nan) where none fits. The KV cache per GPU is the one-GPU-group rule's
+    (`fit.budget`: each DP rank holds its own requests' KV, the MTP layer's included) with the weights this
+    deployment puts on a GPU."""
+    budget = fit.budget(s, setup, d, k)
     if k:
-        free = budget.kv_budget_spec + budget.target_weights + budget.draft_weights - weights - draft_w
-        per_request = budget.kv_per_token_spec * budget.tokens_per_sequence_spec
+        free, per_request = budget.kv_budget_spec, budget.kv_per_token_spec * budget.tokens_per_sequence_spec
     else:
-        free = budget.kv_budget_baseline + budget.target_weights - weights
-        per_request = budget.kv_per_token_baseline * budget.tokens_per_sequence
-    limits = {"batch": s.batch / d.data_parallel_size,
-              "token cap": requests_per_rank_cap(setup.target_cost.max_num_batched_tokens, k),
-              "max_num_seqs": setup.target_cost.max_num_seqs,
-              "memory": max(free // per_request, 0) if per_request > 0 else 0}
-    bound = min(limits, key=limits.get)
-    mean = float(limits[bound])
+        free, per_request = budget.kv_budget_baseline, budget.kv_per_token_baseline * budget.tokens_per_sequence
+    limits_ = {"batch": s.batch / d.data_parallel_size,
+               "token cap": requests_per_rank_cap(setup.target_cost.max_num_batched_tokens, k),
+               "max_num_seqs": setup.target_cost.max_num_seqs,
+               "memory": max(free // per_request, 0) if per_request > 0 else 0}
+    bound = min(limits_, key=limits_.get)
+    mean = float(limits_[bound])
     imbalance = d.imbalance if shape.ep_ranks > 1 else 1.0  # independent replicas do not wait for each other
-    padded = int(min(padded_batch(mean, imbalance), max(int(min(list(limits.values())[1:])), 0)))
+    padded = int(min(padded_batch(mean, imbalance), max(int(min(list(limits_.values())[1:])), 0)))
     if padded < 1:
         return 0.0, 0, bound, float("nan"), 0.0
     step = float(iteration(setup, shape, k, padded, s.context))

@@ -73,3 +73,36 @@ def serve_command(setup, k: int, *, max_model_len: int, gpu_memory_utilization: 
     if config:
         parts += ["--speculative-config", json.dumps(config, separators=(",", ":"))]
     return " ".join(shlex.quote(p) for p in parts)
+
+
+# Every key vLLM 0.32's SpeculativeConfig takes (its init fields, vllm/config/speculative.py); any other is refused
+# at start-up: vLLM's config classes forbid extra fields (vllm/config/utils.py `config`: ConfigDict(extra="forbid"))
+SPECULATIVE_CONFIG_KEYS = frozenset({
+    "enforce_eager", "num_speculative_tokens", "model", "method", "draft_tensor_parallel_size", "tensor_parallel_size",
+    "quantization", "moe_backend", "attention_backend", "kv_cache_dtype", "max_model_len", "revision",
+    "code_revision", "index_share_for_mtp_iteration", "disable_padded_drafter_batch", "disable_eagle_block_drop",
+    "use_local_argmax_reduction", "use_heterogeneous_vocab", "prompt_lookup_max", "prompt_lookup_min",
+    "parallel_drafting", "target_model_config", "target_parallel_config", "num_speculative_tokens_per_batch_size",
+    "draft_model_config", "draft_parallel_config", "suffix_decoding_max_tree_depth",
+    "suffix_decoding_max_cached_requests", "suffix_decoding_max_spec_factor", "suffix_decoding_min_token_prob",
+    "draft_load_config", "rejection_sample_method", "synthetic_acceptance_rates", "synthetic_acceptance_length",
+    "enable_adaptive_verification", "draft_sample_method", "dspark_draft_topk",
+})
+
+
+def inferred_method(config: dict, draft_model_type: str | None = None) -> str:
+    """The method vLLM 0.32 runs a --speculative-config without "method" as (`SpeculativeConfig.__post_init__`):
+    ngram where the model is "ngram" or "[ngram]"; else a draft model, renamed from its model name ("eagle-" in it:
+    eagle; "eagle3": eagle3; "dflash": dflash; "dspark": dspark) or its config's model_type (an MTP type: mtp;
+    medusa, mlp_speculator), in that order. A custom proposer class path is not inferred here."""
+    name = str(config.get("model") or "").lower()
+    if name in ("ngram", "[ngram]"):
+        return "ngram"
+    for part, method in (("eagle-", "eagle"), ("eagle3", "eagle3"), ("dflash", "dflash"), ("dspark", "dspark")):
+        if part in name:
+            return method
+    if draft_model_type in ("medusa", "mlp_speculator"):
+        return draft_model_type
+    if draft_model_type is not None and draft_model_type.endswith("_mtp"):
+        return "mtp"
+    return "draft_model"

@@ -105,10 +105,3 @@ def draft_slots(method: str) -> int:
 # Methods whose drafter rides on the target's hidden states (`SpeculativeConfig.use_eagle`): their prefix-cache hits
 # lose the trailing block (v1/core/kv_cache_coordinator.py, the EAGLE last-block drop)
 EAGLE_BLOCK_DROP_METHODS = frozenset({"eagle", "eagle3", "mtp", "dflash", "dspark"})
-# all2all backends whose MoE buffers are sized per DP rank at max_num_batched_tokens, defaulting to 256 tokens when
-# expert parallelism runs over DP > 1 (`ParallelConfig.use_batched_dp_moe`; arg_utils.py takes
-# `SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS_FOR_BATCHED_DP`)
-BATCHED_DP_BACKENDS = frozenset({"deepep_low_latency", "nixl_ep"})
-BATCHED_DP_MAX_NUM_BATCHED_TOKENS = 256
-# KV roles of an instance that produces KV for another (vllm/config/kv_transfer.py `KVRole`)
-KV_PRODUCER_ROLES = frozenset({"kv_producer", "kv_both"})

@@ -48,3 +48,32 @@ def test_markdown_at_scale_is_the_report_fenced(capsys):
     assert main([*EXAMPLE, "--format", "markdown"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("```text\nverdict at scale:") and out.endswith("```\n")
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--enable-dbo"], "--enable-dbo with --all2all-backend allgather_reducescatter: vLLM 0.32 refuses to start"),
+    (["--request-rate", "-1"], "--request-rate is requests per second"),
+])
+def test_what_vllm_or_the_rate_refuses_is_one_line(capsys, extra, message):
+    assert main([*EXAMPLE, *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_deployment_files_need_a_deployment(capsys):
+    one = ["recommend", "--prompt-len", "100", "--out-len", "100", "--format", "llm-d"]
+    assert main(one) == 2 and "writes the files of a deployment at scale" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["llm-d", "ray"])
+def test_deployment_files_at_scale(capsys, kind):
+    assert main([*EXAMPLE, "--all2all-backend", "deepep_low_latency", "--disaggregated", "--format", kind]) == 0
+    out = capsys.readouterr().out
+    assert "NixlConnector" in out and "kv_producer" in out and "kv_consumer" in out
+
+
+def test_a_rate_at_scale_sets_the_concurrency(capsys):
+    assert main([*EXAMPLE, "--request-rate", "10", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["load"]["rate"] == 10 and doc["batch"] == doc["load"]["batch"] != 2048
+    assert any("10 requests/s puts" in n for n in doc["notes"])

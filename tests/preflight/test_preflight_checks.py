@@ -4,11 +4,12 @@ exit 0 and a note line for the notes) and a neighbour that does not."""
 import contextlib
 import io
 import json
+from pathlib import Path
 
 import pytest
 
 from advisor.cli.app import main
-from advisor.preflight import checks, scheduling
+from advisor.preflight import checks, refusals, scheduling
 from advisor.preflight.run import CHECKS
 
 
@@ -34,6 +35,8 @@ SCHEDULE = {**EAGLE3, "num_speculative_tokens_per_batch_size": [[1, 4, 3], [5, 1
 MTP = {"method": "mtp", "num_speculative_tokens": 1}
 PD = "--kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"%s\"}'"
 DEEPEP = ("--data-parallel-size", "8", "--enable-expert-parallel", "--all2all-backend", "deepep_low_latency")
+QWEN_MOE, NGRAM3 = "Qwen/Qwen3-30B-A3B", {"method": "ngram_gpu", "num_speculative_tokens": 3}
+MTP2 = str(Path(__file__).parents[1] / "data" / "mtp2-model")  # a DeepSeek-shaped config with 2 MTP layers
 
 # check -> (problem or note, the triggering arguments, the clean neighbour's arguments)
 CASES = {
@@ -43,8 +46,20 @@ CASES = {
                         [serve(L8, EAGLE3, "--max-model-len 2048")]),
     "async_off": (True, [serve(L8, NGRAM, "--max-model-len 4096 --async-scheduling")],
                   [serve(L8, {**NGRAM, "method": "ngram_gpu"}, "--max-model-len 4096 --async-scheduling")]),
-    "pd_unverified_drafts": (True, [serve(L8, EAGLE3, "--max-model-len 2048", PD % "kv_producer")],
-                             [serve(L8, EAGLE3, "--max-model-len 2048", PD % "kv_consumer")]),
+    "speculative_keys": (True, [serve(L8, {**NGRAM, "method": "ngram_gpu", "lookahead": 2}, "--max-model-len 4096")],
+                         [serve(L8, {**NGRAM, "method": "ngram_gpu"}, "--max-model-len 4096")]),
+    "mtp_without_layers": (True, [serve(L8, MTP, "--max-model-len 4096")],
+                           [serve("deepseek-ai/DeepSeek-V3", MTP, "-tp 8 --max-model-len 4096")]),
+    "k_divisible": (True, [serve(MTP2, {**MTP, "num_speculative_tokens": 3})],
+                    [serve(MTP2, {**MTP, "num_speculative_tokens": 4})]),
+    "draft_tensor_parallel": (True, [serve(L8, {**DRAFT, "draft_tensor_parallel_size": 2},
+                                           "-tp 4 --max-model-len 4096")],
+                              [serve(L8, {**DRAFT, "draft_tensor_parallel_size": 4}, "-tp 4 --max-model-len 4096")]),
+    "dbo_backend": (True, [serve(QWEN_MOE, NGRAM3, "--data-parallel-size 8 --enable-expert-parallel --enable-dbo")],
+                    [serve(QWEN_MOE, NGRAM3, *DEEPEP, "--enable-dbo --max-num-seqs 64")]),
+    "nixl_producer_drafter": (False, [serve(L8, None, "--max-model-len 2048", PD % "kv_producer")],
+                              [serve(L8, {**EAGLE3, "num_speculative_tokens": 1}, "--max-model-len 2048",
+                                     PD % "kv_producer")]),
     "head_context": (True, [serve(L8, EAGLE3, "--max-model-len 8192")], [serve(L8, EAGLE3, "--max-model-len 2048")]),
     "draft_context": (True, [serve("Qwen/Qwen3-Next-80B-A3B-Instruct", {**DRAFT, "model": "Qwen/Qwen3-0.6B"},
                                    "--max-model-len 65536 -tp 4")],
@@ -59,10 +74,8 @@ CASES = {
                                          "--compilation-config '{\"cudagraph_mode\":\"FULL_AND_PIECEWISE\"}'")],
                             [serve(L8, {**SUFFIX, "num_speculative_tokens_per_batch_size": None},
                                    "--max-model-len 4096")]),
-    "deepep_token_cap": (True, [serve("Qwen/Qwen3-30B-A3B", {**MTP, "method": "ngram_gpu", "num_speculative_tokens":
-                                                              3}, *DEEPEP)],
-                         [serve("Qwen/Qwen3-30B-A3B", {**MTP, "method": "ngram_gpu", "num_speculative_tokens": 3},
-                                *DEEPEP, "--max-num-batched-tokens 8192 --max-num-seqs 256")]),
+    "deepep_token_cap": (True, [serve(QWEN_MOE, NGRAM3, *DEEPEP, "--max-num-batched-tokens 512")],
+                         [serve(QWEN_MOE, NGRAM3, *DEEPEP, "--max-num-batched-tokens 8192 --max-num-seqs 256")]),
     "token_budget": (True, [serve(L8, EAGLE3, "--max-model-len 2048 --max-num-batched-tokens 2048")],
                      [serve(L8, EAGLE3, "--max-model-len 2048 --max-num-batched-tokens 2048 --max-num-seqs 512")]),
     "hybrid_prefix_cache": (False, [serve("Qwen/Qwen3-Next-80B-A3B-Instruct", MTP, "-tp 4 --max-model-len 32768")],
@@ -94,7 +107,7 @@ def test_a_command_that_triggers_the_check_and_one_that_does_not(name):
 def test_each_check_cites_the_vllm_file_it_reads(check):
     doc = check.__doc__
     assert "vLLM 0.32" in doc and ".py" in doc
-    assert check.__module__ in (checks.__name__, scheduling.__name__)
+    assert check.__module__ in (checks.__name__, scheduling.__name__, refusals.__name__)
 
 
 @pytest.mark.parametrize("args, words", [
@@ -104,7 +117,6 @@ def test_each_check_cites_the_vllm_file_it_reads(check):
     (["--model", "x", "--speculative-config", "[" * 5000 + "]" * 5000], "nests deeper than"),  # not a RecursionError
     (["--model", "x", "--speculative-config", '{"method": "ngram", "num_speculative_tokens": NaN}'], "NaN"),
     (["vllm serve x --speculative-config.prompt_lookup_max " + "[" * 5000 + "]" * 5000], "nests deeper than"),
-    (["vllm serve x --speculative-config '{\"num_speculative_tokens\":3}'"], 'names no "method"'),
     (["vllm serve x --max-num-seqs many"], "whole number"),
     (["--speculative-config", "{}"], "needs --model"),
     (["vllm serve x", "--task", "jsn"], "unknown --task 'jsn'"),  # recommend's own check: not silently unstructured
@@ -167,3 +179,29 @@ def test_a_k_past_the_published_figures_is_a_note():
     assert code == 0 and "note [k_beyond_measured]" in out and "stop at k=" in out
     code, out = run(serve(L8, {**EAGLE3, "num_speculative_tokens": 2}, "--max-model-len 2048"))
     assert "[k_beyond_measured]" not in out
+
+
+def test_the_deepep_cap_under_vllms_own_limits_is_a_note():
+    """vLLM sets 256 tokens and cuts an unset max_num_seqs to them (not the 1024 of a 141 GB GPU): a note."""
+    code, out = run(serve(QWEN_MOE, NGRAM3, *DEEPEP), "--gpu", "h200")
+    assert code == 0 and "note [deepep_token_cap]" in out and "of max_num_seqs 256 requests" in out
+
+
+def test_no_false_alarm_on_a_kv_both_instance_or_a_nixl_consumer():
+    for role in ("kv_both", "kv_consumer"):
+        code, out = run(serve(L8, EAGLE3, "--max-model-len 2048", PD % role))
+        assert code == 0 and "nixl" not in out.lower(), out
+
+
+def test_a_producer_with_the_decode_sides_k_is_told_k_1_is_enough():
+    code, out = run(serve(L8, EAGLE3, "--max-model-len 2048", PD % "kv_producer"))
+    assert code == 0 and "note [nixl_producer_drafter]" in out and "num_speculative_tokens 1" in out
+
+
+def test_a_missing_method_is_a_note_naming_what_vllm_infers_and_is_checked_as_that():
+    code, out = run(serve(L8, {"model": HEAD3, "num_speculative_tokens": 3}, "--max-model-len 8192"))
+    assert "note [missing_method]" in out and "infers 'eagle3'" in out
+    assert code == 1 and "[head_context]" in out  # checked as eagle3: the head was trained on 2048 positions
+    code, out = run(serve(L8, {"model": "meta-llama/Llama-3.2-1B-Instruct", "num_speculative_tokens": 3},
+                          "--max-model-len 4096"))
+    assert code == 0 and "infers 'draft_model'" in out

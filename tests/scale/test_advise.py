@@ -31,7 +31,7 @@ def test_deepep_low_latency_cap_limits_requests_per_rank_at_each_k():
 
 
 def test_pasted_commands_never_carry_a_per_batch_schedule_at_dp_above_one():
-    for dp, nodes in ((2, 1), (16, 2), (32, 4)):
+    for dp, nodes in ((8, 1), (16, 2), (32, 4)):  # DeepSeek-V3 holds on 8 H200 and more
         s = scenario(batch=64 * dp, alpha=0.9)
         d = Deployment(data_parallel_size=dp, enable_expert_parallel=True, nodes=nodes,
                        all2all_backend="deepep_low_latency", enable_dbo=True, disaggregated=True)
@@ -68,3 +68,38 @@ def test_the_verdict_is_the_one_rule_on_the_gain_per_gpu():
         best = max((r for r in a.rows if r.k > 0), key=lambda r: r.gain)
         assert a.verdict == str(rule(best.gain, best.gain_low, best.gain))
         assert (a.best_k == best.k) == (a.verdict != "disable")
+
+
+def test_dbo_is_priced_only_at_dp_above_one_and_drafts_on_the_v1_runner():
+    from dataclasses import replace
+
+    from advisor.scale.advise import priced_setup, shape_of
+
+    s = scenario(batch=1024, target="qwen3-30b-a3b", method="eagle3", num_gpus=4)
+    one = Deployment(tensor_parallel_size=4, enable_expert_parallel=True, all2all_backend="deepep_low_latency")
+    assert not shape_of(replace(one, enable_dbo=True), s).dbo  # vLLM never splits at DP = 1
+    setup, _, _ = priced_setup(s, replace(one, enable_dbo=True))
+    assert s.setup.full_graph_drafts and not setup.full_graph_drafts  # DBO: Model Runner V1, piecewise drafts
+    wide = Deployment(data_parallel_size=16, enable_expert_parallel=True, nodes=2, all2all_backend="deepep_low_latency")
+    assert shape_of(replace(wide, enable_dbo=True), scenario()).dbo
+
+
+def test_no_all_to_all_at_dp_1_with_tp_and_ep():
+    s = scenario(batch=64, target="qwen3-30b-a3b", method="eagle3", num_gpus=4)
+    d = Deployment(tensor_parallel_size=4, enable_expert_parallel=True)
+    a = advise_scale(s, d)
+    assert all(r.all2all_s == 0.0 for r in a.rows)  # the experts combine in the TP all-reduce: one group's step
+    from advisor.scale.advise import priced_setup
+
+    setup, _, _ = priced_setup(s, d)
+    assert a.row(0).padded_requests == 64
+    assert a.row(0).step_s == pytest.approx(float(setup.decode_step(64, s.context)), rel=1e-12)
+
+
+def test_k_stays_within_the_measured_positions_as_recommend():
+    """--acceptance-per-pos 0.9,0.75 at DP8 + EP gave k = 4 (issue 48): recommend's rule keeps k within 2."""
+    from tests.scale_scenarios import scenario as make
+
+    s = make(batch=8 * 64, acceptance_per_pos="0.9,0.75")
+    a = advise_scale(s, Deployment(data_parallel_size=8, enable_expert_parallel=True))
+    assert 0 < a.best_k <= 2 and a.k_allowed == 2

@@ -128,3 +128,37 @@ def test_every_modelled_method_builds_vllms_own_speculative_config(tmp_path, rtx
     else:
         with pytest.raises(ImportError, match="arctic-inference"):
             build(suffix, None)
+
+
+def test_the_speculative_config_keys_are_vllms():
+    import dataclasses
+
+    from vllm.config import SpeculativeConfig
+
+    from advisor.vllm.command import SPECULATIVE_CONFIG_KEYS
+
+    assert SPECULATIVE_CONFIG_KEYS == {f.name for f in dataclasses.fields(SpeculativeConfig) if f.init}
+
+
+def test_the_inferred_method_is_the_one_vllm_infers(tmp_path):
+    """A config without "method": vLLM's own SpeculativeConfig, on local copies of the profiles' config.json (the
+    directory named as the Hugging Face id it stands for), infers what `inferred_method` says."""
+    from vllm.config import ModelConfig, ParallelConfig, SpeculativeConfig
+
+    from advisor.vllm.command import inferred_method
+
+    def local(profile: str, name: str) -> str:
+        folder = tmp_path / name
+        folder.mkdir(parents=True)
+        (folder / "config.json").write_text(
+            (Path(__file__).parents[2] / "profiles" / "models" / f"{profile}.json").read_text())
+        return str(folder)
+
+    target = ModelConfig(model=local("tiny-llama-target", "target"), skip_tokenizer_init=True, max_model_len=256)
+    for profile, name in (("eagle3-llama3.1-instruct-8b", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"),
+                          ("eagle-llama3.1-instruct-8b", "yuhuili/EAGLE-LLaMA3.1-Instruct-8B"),
+                          ("tiny-llama-draft", "someone/tiny-draft")):
+        config = {"model": local(profile, name), "num_speculative_tokens": 2}
+        built = SpeculativeConfig(**config, target_model_config=target, target_parallel_config=ParallelConfig())
+        assert built.method == inferred_method(config), name
+    assert inferred_method({"model": "[ngram]"}) == "ngram"

@@ -132,30 +132,36 @@ def _round_to_blocks(tokens: int) -> int:
 
 
 def budget_for(setup: Setup, hw: Hardware, k: int, *, prompt_len: int, out_len: int,
-               gpu_memory_utilization: float = GPU_MEMORY_UTILIZATION) -> MemoryBudget:
+               gpu_memory_utilization: float = GPU_MEMORY_UTILIZATION, target_weights: float | None = None,
+               draft_weights: float | None = None) -> MemoryBudget:
     """`budget` for a Setup: each model's weights in the dtype its EngineCost streams them in, and the KV cache in
-    the target engine's --kv-cache-dtype, so the time and the memory of a step always agree on the bytes."""
+    the target engine's --kv-cache-dtype, so the time and the memory of a step always agree on the bytes.
+    `target_weights`, `draft_weights`: bytes per GPU where a deployment splits them otherwise than over tp (expert
+    parallelism: advisor.scale.fit); None: each model's weights over tp."""
     draft_dtype = setup.draft_cost.weight_dtype if setup.draft_cost is not None else "bf16"
     return budget(setup.target, setup.draft, setup.method, k, hw, prompt_len=prompt_len, out_len=out_len,
                   tp=setup.tp, gpu_memory_utilization=gpu_memory_utilization,
                   weight_dtype=setup.target_cost.weight_dtype, draft_weight_dtype=draft_dtype,
                   max_num_batched_tokens=setup.target_cost.max_num_batched_tokens,
-                  max_num_seqs=setup.target_cost.max_num_seqs, kv_cache_dtype=setup.target_cost.kv_cache_dtype)
+                  max_num_seqs=setup.target_cost.max_num_seqs, kv_cache_dtype=setup.target_cost.kv_cache_dtype,
+                  target_weights=target_weights, draft_weights=draft_weights)
 
 
 def budget(target: ModelSpec, draft: ModelSpec | None, method: str, k: int, hw: Hardware, *,
            prompt_len: int, out_len: int, tp: int = 1, gpu_memory_utilization: float = GPU_MEMORY_UTILIZATION,
            weight_dtype: str = "bf16", draft_weight_dtype: str = "bf16",
            max_num_batched_tokens: int = MAX_NUM_BATCHED_TOKENS, max_num_seqs: int = MAX_NUM_SEQS,
-           kv_cache_dtype: str = "auto") -> MemoryBudget:
+           kv_cache_dtype: str = "auto", target_weights: float | None = None,
+           draft_weights: float | None = None) -> MemoryBudget:
     """One vLLM instance's memory for the pair at draft length k. vLLM loads a draft model unquantized unless the
     speculative config says otherwise, hence bf16 by default; EAGLE heads are bf16. One --kv-cache-dtype covers
-    both models' caches (they share the engine's CacheConfig)."""
+    both models' caches (they share the engine's CacheConfig). `target_weights`, `draft_weights`: as `budget_for`."""
     kv_bytes = kv_bytes_per_element(kv_cache_dtype)
     usable = hw.memory_bytes * gpu_memory_utilization
     drafted = draft is not None and method != "ngram"
-    target_w = target.weight_bytes(weight_dtype) / tp
-    draft_w = draft.weight_bytes(draft_weight_dtype) / tp if drafted else 0.0
+    target_w = target.weight_bytes(weight_dtype) / tp if target_weights is None else target_weights
+    draft_w = (draft.weight_bytes(draft_weight_dtype) / tp if draft_weights is None else draft_weights) if drafted \
+        else 0.0
     reserve = RUNTIME_RESERVE_BYTES + activation_peak_bytes(target, tp, max_num_batched_tokens, max_num_seqs)
     if drafted:
         reserve += activation_peak_bytes(draft, tp, max_num_batched_tokens, max_num_seqs)

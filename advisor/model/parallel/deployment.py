@@ -9,7 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from advisor.errors import InputError
-from advisor.vllm.parallel import BATCHED_DP_MAX_TOKENS, DEFAULT_ALL2ALL_BACKEND, batched_dp_moe, check_all2all_backend
+from advisor.vllm.parallel import (
+    BATCHED_DP_MAX_TOKENS,
+    DEFAULT_ALL2ALL_BACKEND,
+    batched_dp_moe,
+    check_all2all_backend,
+    check_dbo_backend,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +33,8 @@ class Deployment:
     redundant_experts: int = 0
     # the user's --max-num-batched-tokens, per DP rank; None: vLLM's default at this shape (256 with DeepEP LL)
     max_num_batched_tokens: int | None = None
+    # the user's --max-num-seqs, per DP rank; None: vLLM's default at this shape (`advisor.vllm.parallel.limits`)
+    max_num_seqs: int | None = None
 
     def __post_init__(self) -> None:
         for flag, value in (("--num-gpus", self.tensor_parallel_size),
@@ -46,6 +54,8 @@ class Deployment:
         if self.enable_dbo and not self.enable_expert_parallel:
             raise InputError("--enable-dbo overlaps expert parallelism's all-to-all (vLLM: it only targets DP+EP "
                              "deployments): add --enable-expert-parallel")
+        if self.enable_dbo:
+            check_dbo_backend(self.all2all_backend)
         if self.redundant_experts < 0:
             raise InputError(f"--redundant-experts must be at least 0, got {self.redundant_experts}")
         if self.redundant_experts and (not self.enable_expert_parallel or self.gpus < 2):

@@ -24,6 +24,7 @@ def test_shape_and_token_cap():
     ({"data_parallel_size": 4, "nodes": 3}, "--nodes 3 must divide"),
     ({"tensor_parallel_size": 8, "nodes": 2}, "tensor parallelism across nodes"),
     ({"data_parallel_size": 2, "enable_dbo": True}, "add --enable-expert-parallel"),
+    ({"data_parallel_size": 2, "enable_expert_parallel": True, "enable_dbo": True}, "vLLM 0.32 refuses to start"),
     ({"data_parallel_size": 2, "imbalance": 0.5}, "--dp-imbalance"),
     # issue 49: the busiest rank holds at most every request (imbalance DP); above it, or inf, was read silently
     ({"data_parallel_size": 4, "imbalance": 9.0}, "at most --data-parallel-size 4"),
