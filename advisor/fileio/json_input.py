@@ -35,12 +35,20 @@ def _finite(text: str) -> float:
     return value
 
 
-def parse_json(text: str, origin: str, what: str) -> Any:
-    """`text` parsed; InputError naming `origin` when it is not `what` (say, "a vllm bench result")."""
+def _infinity(name: str) -> float:
+    if name == "NaN":
+        _constant(name)
+    return float(name)
+
+
+def parse_json(text: str, origin: str, what: str, *, infinity: bool = False) -> Any:
+    """`text` parsed; InputError naming `origin` when it is not `what` (say, "a vllm bench result"). `infinity`:
+    Infinity and -Infinity are kept, as transformers writes them (Nemotron-3's time_step_limit [0.0, Infinity]):
+    a reader that takes a number from such a file checks it itself (advisor.model.shape.config_fields)."""
     if depth(text) > MAX_DEPTH:
         raise InputError(f"{origin} nests deeper than {MAX_DEPTH} levels: not {what}")
     try:
-        return json.loads(text, parse_constant=_constant, parse_float=_finite)
+        return json.loads(text, parse_constant=_infinity if infinity else _constant, parse_float=_finite)
     except json.JSONDecodeError:
         raise
     except ValueError as exc:

@@ -98,7 +98,7 @@ def load_model(name_or_dir: str) -> ModelSpec:
 
 def _read_json(path: Path) -> dict:
     try:
-        data = parse_json(path.read_text(), str(path), "a config.json")
+        data = parse_json(path.read_text(), str(path), "a config.json", infinity=True)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: malformed config.json ({exc})") from None
     if not isinstance(data, dict):
