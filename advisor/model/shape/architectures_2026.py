@@ -28,9 +28,10 @@ def minimax_m3(cfg: dict[str, Any], layers: int, need: Need) -> dict[str, Any]:
     if not isinstance(freq, list) or len(freq) != layers:
         raise InputError(f"sparse_attention_config.sparse_attention_freq must hold one 0/1 per layer ({layers})")
     block = int(sparse["sparse_block_size"])
+    layers_sparse = sum(1 for f in freq if f)
     return {"index_topk": (int(sparse["sparse_topk_blocks"]) + int(sparse.get("sparse_local_block", 0))) * block,
-            "index_layers": sum(1 for f in freq if f), "index_heads": int(sparse["sparse_num_index_heads"]),
-            "index_head_dim": int(sparse["sparse_index_dim"])}
+            "index_layers": layers_sparse, "sparse_layers": layers_sparse,
+            "index_heads": int(sparse["sparse_num_index_heads"]), "index_head_dim": int(sparse["sparse_index_dim"])}
 
 
 def mimo_v2(cfg: dict[str, Any], layers: int, need: Need) -> dict[str, Any]:

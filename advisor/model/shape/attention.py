@@ -168,7 +168,8 @@ class AttentionCost:
         on average half a chunk once past the first (a decode position's offset in its chunk is uniform over a long
         output); a DSA layer attends at most index_topk tokens."""
         context = np.asarray(context, dtype=float)
-        full = self.full_layers * (np.minimum(context, self.index_topk) if self.index_topk else context)
+        sparse = (self.sparse_layers or self.full_layers) if self.index_topk else 0
+        full = (self.full_layers - sparse) * context + sparse * np.minimum(context, self.index_topk)
         for ratio, layers, _, topk in self.compressed:
             rows = context / ratio
             full = full + layers * (np.minimum(rows, topk) if topk else rows)

@@ -39,7 +39,7 @@ def deepseek_v4(cfg: dict[str, Any], layers: int, need: Need, *, v41: bool) -> d
     hidden, heads, head_dim = int(need("hidden_size")), int(need("num_attention_heads")), int(need("head_dim"))
     q_lora, o_lora, groups = int(need("q_lora_rank")), int(need("o_lora_rank")), int(need("o_groups"))
     rope = int(need("qk_rope_head_dim"))
-    ratios = list(need("compress_ratios"))[:layers]
+    ratios = list(cfg.get("compress_ratios") or _ratios_from_types(cfg, layers))[:layers]
     if len(ratios) < layers or any(isinstance(r, bool) or not isinstance(r, int) or r < 0 for r in ratios):
         raise InputError(f"compress_ratios must give a whole ratio >= 0 for each of the {layers} layers")
     index_heads, index_dim, topk = int(need("index_n_heads")), int(need("index_head_dim")), int(need("index_topk"))
@@ -94,3 +94,15 @@ def _expert_format(cfg: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     if dtype not in ("fp4", "fp8"):
         raise InputError(f"DeepSeek-V4 expert_dtype {dtype!r} is not fp4 or fp8")
     return (("experts", "mxfp4"),) if dtype == "fp4" else ()
+
+
+def _ratios_from_types(cfg: dict[str, Any], layers: int) -> list[int]:
+    """The compress_ratios a config saved by transformers 5 states as layer_types and compress_rates
+    (configuration_deepseek_v4.py: sliding_attention 0, each compressed kind its rate)."""
+    types, rates = cfg.get("layer_types"), cfg.get("compress_rates")
+    if not isinstance(types, list) or not isinstance(rates, dict):
+        raise InputError("DeepSeek-V4 needs compress_ratios, or layer_types with compress_rates")
+    try:
+        return [0 if kind == "sliding_attention" else int(rates[kind]) for kind in types[:layers]]
+    except (KeyError, TypeError, ValueError):
+        raise InputError("DeepSeek-V4's layer_types name a kind compress_rates does not rate") from None

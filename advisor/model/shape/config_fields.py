@@ -28,7 +28,7 @@ POSITIVE += ("mamba_num_heads", "mamba_head_dim", "n_groups", "ssm_state_size", 
              "attention_head_dim", "swa_num_key_value_heads", "swa_head_dim", "swa_v_head_dim", "indexer_budget",
              "indexer_n_heads", "indexer_head_dim", "dense_intermediate_size", "share_expert_dim",
              "num_experts_per_token", "hc_count", "hc_lowrank", "hc_mult", "indexer_compress_ratio", "ngram_size",
-             "heads_per_ngram", "ngram_vocab_size_base", "ple_embed_dim", "engram_head_dim")
+             "heads_per_ngram", "ngram_vocab_size_base", "ple_embed_dim", "engram_head_dim", "model_max_length")
 NON_NEGATIVE = ("q_lora_rank", "n_shared_experts", "first_k_dense_replace", "shared_expert_intermediate_size",
                 "num_nextn_predict_layers", "mtp_num_hidden_layers")
 NON_NEGATIVE += ("num_shared_experts", "index_skip_topk_offset", "num_mtp_modules", "block_size",

@@ -204,6 +204,9 @@ def spec_from_config(config: dict[str, Any], name: str, hf_id: str | None = None
         layers = int(cfg["num_hidden_layers"]) if cfg.get("num_hidden_layers") is not None or not pattern else \
             len(pattern)
         block = block_drafter(cfg, name)
+        # vLLM takes model_max_length where a config has it (transformers 5 writes Kimi-Linear's length so:
+        # vllm/transformers_utils/model_arch_config_convertor.py), else max_position_embeddings
+        positions = cfg.get("model_max_length") or cfg.get("max_position_embeddings")
         fields: dict[str, Any] = {
             "name": meta.get("name", name),
             "hf_id": hf_id or meta.get("hf_id", name),
@@ -222,8 +225,7 @@ def spec_from_config(config: dict[str, Any], name: str, hf_id: str | None = None
             "lm_head_vocab": int(cfg["draft_vocab_size"]) if cfg.get("draft_vocab_size") else None,
             "published_params_b": meta.get("published_params_b"),
             "trained_for": str(meta.get("target", "")),
-            "max_context": derived_max_model_len(cfg["max_position_embeddings"], rope_factors(cfg, name), model_type)
-            if cfg.get("max_position_embeddings") else None,
+            "max_context": derived_max_model_len(positions, rope_factors(cfg, name), model_type) if positions else None,
         }
         fields.update(_architecture(cfg, model_type, layers, hidden, need, name), block=block)
         quant = config.get("quantization_config") or cfg.get("quantization_config")

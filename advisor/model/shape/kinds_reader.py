@@ -10,7 +10,7 @@ from typing import Any
 
 from advisor.errors import InputError
 from advisor.model.shape.layer_kinds import dense_mlps, mixer_plan
-from advisor.model.shape.mixers import Need, linear_mixer, mla
+from advisor.model.shape.mixers import Need, linear_mixer, mla, ssm_bytes
 
 # Field -> the keys it is stored under, first found wins (vLLM's model files, per family)
 EXPERTS = ("num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts")
@@ -47,7 +47,9 @@ def read_by_kinds(cfg: dict[str, Any], layers: int, hidden: int, need: Need, nam
     for key, what in FOREIGN.items():
         if cfg.get(key):
             raise InputError(f"config.json for {name!r}: {key} ({what}) is not modelled")
-    plan = mixer_plan(cfg, layers, name)
+    # Qwen3-Next's rule where no list is given: every full_attention_interval-th layer full, the rest Gated DeltaNet
+    every = int(cfg.get("full_attention_interval") or 0) if cfg.get("linear_num_value_heads") is not None else 0
+    plan = mixer_plan(cfg, layers, name, every=every)
     out: dict[str, Any] = {"mixerless_layers": plan.mixerless, "mlpless_layers": plan.mlpless}
     if cfg.get("kv_lora_rank"):
         out.update(mla(cfg, need))
@@ -64,6 +66,8 @@ def read_by_kinds(cfg: dict[str, Any], layers: int, hidden: int, need: Need, nam
         out.update(attention_chunk=int(need("attention_chunk_size")), chunked_layers=plan.chunked)
     if plan.linear:
         out.update(linear_mixer(cfg, hidden, need, name), linear_layers=plan.linear)
+        if cfg.get("linear_num_value_heads") is not None and cfg.get("mamba_ssm_dtype") is not None:
+            out["linear_state_dtype_bytes"] = ssm_bytes(cfg, "mamba_ssm_dtype")  # as Qwen3.5 states it
     act = str(cfg.get("mlp_hidden_act") or cfg.get("hidden_act") or "silu")
     out["mlp_projections"] = 2 if act == "relu2" else 3  # nemotron_h.py `NemotronHMLP`: up and down only
     experts = first(cfg, EXPERTS)

@@ -7,13 +7,14 @@ said):
   (transformers' own key; qwen3_next.py, gemma3.py, gpt_oss.py);
 - `hybrid_override_pattern`: one character per block, M a Mamba2 mixer, * attention, E an MoE, - a dense MLP
   (nemotron_h.py `NemotronHModel`: a block holds one of them);
-- `layers_block_type`: the same blocks by name (mamba, attention, moe, mlp), as transformers 5 saves Nemotron-H;
+- `layers_block_type`: the same blocks by name (mamba, attention, moe, mlp; transformers 5 writes linear_attention
+  and full_attention for the first two);
 - `linear_attn_config`: kda_layers and full_attn_layers, numbered from 1 (transformers_utils/configs/kimi_linear.py
   `is_kda_layer`);
 - `hybrid_layer_pattern`: 1 a sliding-window layer, 0 a full one (mimo_v2.py);
 - `attn_type_list`: 1 softmax attention, 0 lightning (linear) attention (minimax_m2.py / MiniMax-Text-01).
-MLPs: `moe_layer_freq` (a per-layer 0/1 list or a period), `first_k_dense_replace`, `mlp_only_layers`,
-`decoder_sparse_step`.
+MLPs: `mlp_layer_types` (transformers 5: dense, sparse, moe, hash_moe), `moe_layer_freq` (a per-layer 0/1 list or
+a period), `first_k_dense_replace`, `mlp_only_layers`, `decoder_sparse_step`.
 """
 
 from __future__ import annotations
@@ -25,10 +26,18 @@ from advisor.errors import InputError
 
 # layer_types names -> mixer kind
 MIXERS = {"full_attention": "full", "attention": "full", "sliding_attention": "sliding",
-          "chunked_attention": "chunked", "linear_attention": "linear"}
+          "chunked_attention": "chunked", "linear_attention": "linear",
+          # transformers 5's names: Qwen4-exp's QSA layers (full attention through an indexer); DeepSeek-V4's layers
+          # that keep a compressed cache beside their sliding window (its reader reads the ratios: compress_rates)
+          "indexed_attention": "full", "compressed_sparse_attention": "sliding",
+          "heavily_compressed_attention": "sliding"}
 # hybrid_override_pattern characters and layers_block_type names -> (mixer, MLP) of the block
 BLOCKS = {"M": ("linear", None), "*": ("full", None), "E": (None, "moe"), "-": (None, "dense"),
-          "mamba": ("linear", None), "attention": ("full", None), "moe": (None, "moe"), "mlp": (None, "dense")}
+          "mamba": ("linear", None), "attention": ("full", None), "moe": (None, "moe"), "mlp": (None, "dense"),
+          # as transformers 5 saves Nemotron-H (configuration_nemotron_h.py: layers_block_type)
+          "linear_attention": ("linear", None), "full_attention": ("full", None)}
+# transformers 5's mlp_layer_types (Kimi-Linear, MiMo-V2, Step-3.5, DeepSeek-V4): a dense MLP or an MoE per layer
+MLPS = {"dense": "dense", "mlp": "dense", "sparse": "moe", "moe": "moe", "hash_moe": "moe"}
 MODELLED = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention (Gated DeltaNet, KDA, "
             "Mamba2)", "MLA", "block-sparse and compressed attention", "dense and MoE MLPs", "MTP layers")
 
@@ -112,6 +121,14 @@ def mixer_plan(cfg: dict[str, Any], layers: int, name: str, *, every: int = 0) -
 def dense_mlps(cfg: dict[str, Any], layers: int, name: str) -> int:
     """How many of an MoE model's layers run a dense MLP: `moe_layer_freq` as a 0/1 list (MiniMax-M3, MiMo) or a
     period with `first_k_dense_replace` (deepseek_v2.py), `mlp_only_layers` and `decoder_sparse_step` (qwen3_moe.py)."""
+    kinds = cfg.get("mlp_layer_types")
+    if isinstance(kinds, list):
+        if len(kinds) != layers:
+            raise InputError(f"config.json for {name!r}: mlp_layer_types must list num_hidden_layers = {layers} layers")
+        for i, kind in enumerate(kinds):
+            if kind not in MLPS:
+                raise refuse(kind, f"mlp_layer_types[{i}]", name)
+        return sum(1 for kind in kinds if MLPS[kind] == "dense")
     freq = cfg.get("moe_layer_freq")
     first = int(cfg.get("first_k_dense_replace") or 0)
     if isinstance(freq, list):

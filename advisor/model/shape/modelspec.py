@@ -61,6 +61,7 @@ class ModelSpec(AttentionCost, WeightCost):
     index_layers: int = 0  # layers with an indexer of their own (GLM-5.2's others reuse the previous one's top-k)
     index_heads: int = 0  # index_n_heads
     index_head_dim: int = 0  # index_head_dim: the indexer's key (cached in fp8 with its scales) and query head size
+    sparse_layers: int = 0  # full layers that attend only the index_topk tokens (0: all of them, as DSA's)
     q_lora_rank: int = 0  # 0: queries projected straight from the hidden state
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
