@@ -72,7 +72,8 @@ def kimi_k3(name: str):
     c = raw(name)
     linear = c["linear_attn_config"]
     proj = linear["num_heads"] * linear["head_dim"]
-    kda = 3 * proj * (linear["short_conv_kernel_size"] - 1) * BF16 + linear["num_heads"] * linear["head_dim"] ** 2 * BF16
+    conv = 3 * proj * (linear["short_conv_kernel_size"] - 1) * BF16
+    kda = conv + linear["num_heads"] * linear["head_dim"] ** 2 * BF16
     mla = c["num_hidden_layers"] - len(linear["kda_layers"])
     return mla * (c["kv_lora_rank"] + c["qk_rope_head_dim"]) * BF16, len(linear["kda_layers"]) * kda, 0
 

@@ -97,8 +97,8 @@ DESCRIBED_2026 = {
     "kimi_linear": "Kimi-K3 / Kimi-Linear: KDA linear attention + MLA, latent MoE (vllm/models/kimi_k3)",
     "minimax_m3": "MiniMax-M3: GQA with block-sparse attention (index branch), MoE + shared expert, 7 MTP modules "
                   "(vllm/models/minimax_m3)",
-    "qwen4_exp_text": "Qwen3.8-Flash-Next (qwen4_exp): Gated DeltaNet + QSA sparse attention, hyper-connections, n-gram "
-                      "embeddings, MoE, MTP (vllm/models/qwen4_exp)",
+    "qwen4_exp_text": "Qwen3.8-Flash-Next (qwen4_exp): Gated DeltaNet + QSA sparse attention, hyper-connections, "
+                      "n-gram embeddings, MoE, MTP (vllm/models/qwen4_exp)",
     "deepseek_v4": "DeepSeek-V4: sliding window + compressed KV + indexer, hyper-connections, MoE, MTP "
                    "(vllm/models/deepseek_v4)",
     "deepseek_v41_text": "DeepSeek-V4.1: as V4, KV compressed on source layers, Engram n-gram tables, fused DSpark "

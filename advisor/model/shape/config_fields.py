@@ -22,7 +22,8 @@ POSITIVE = ("hidden_size", "num_attention_heads", "num_hidden_layers", "vocab_si
 # issue 39's model types: DSA indexers, Gemma-4's global layers and MoE, Hy3's experts
 POSITIVE += ("index_topk", "index_n_heads", "index_head_dim", "index_topk_freq", "global_head_dim",
              "num_global_key_value_heads", "top_k_experts", "expert_hidden_dim")
-# issue 47's layer kinds: Mamba2, latent MoE, DeepSeek-V4's low-rank output, MiMo's two head shapes, QSA, hyper-connections
+# issue 47's layer kinds: Mamba2, latent MoE, DeepSeek-V4's low-rank output, MiMo's two head shapes, QSA,
+# hyper-connections, n-gram tables
 POSITIVE += ("mamba_num_heads", "mamba_head_dim", "n_groups", "ssm_state_size", "conv_kernel", "moe_latent_size",
              "moe_shared_expert_intermediate_size", "routed_expert_hidden_size", "o_lora_rank", "o_groups",
              "attention_head_dim", "swa_num_key_value_heads", "swa_head_dim", "swa_v_head_dim", "indexer_budget",

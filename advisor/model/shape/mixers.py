@@ -50,7 +50,8 @@ def gated_deltanet(cfg: dict[str, Any], hidden: int, need: Need) -> dict[str, An
         int(need("linear_conv_kernel_dim"))
     key, value = k_heads * k_dim, v_heads * v_dim
     conv = 2 * key + value
-    return {"linear_conv_channels": conv, "linear_conv_kernel": kernel, "linear_state_elements": v_heads * v_dim * k_dim,
+    return {"linear_conv_channels": conv, "linear_conv_kernel": kernel,
+            "linear_state_elements": v_heads * v_dim * k_dim,
             "linear_mixer_params": hidden * (2 * key + 2 * value) + hidden * 2 * v_heads + conv * kernel
             + 2 * v_heads + v_dim + value * hidden}
 
