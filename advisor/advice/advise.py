@@ -21,6 +21,7 @@ from advisor.model.cost import memory
 from advisor.model.cost.speculative import RequestTimes, Setup, request_times
 from advisor.model.uncertainty import cost_factors
 from advisor.vllm.defaults import MAX_K, MAX_SCHEDULE_BATCH
+from advisor.vllm.drafting import drafts_fixed_k
 
 K_TABLE = MAX_K  # the per-k table runs k = 0..MAX_K: the k the advisor may choose are those --k accepts
 
@@ -75,10 +76,13 @@ class Advice:
 def candidates(s: Scenario, ks: np.ndarray) -> np.ndarray:
     """The k the advisor may choose: k ≥ 1, up to the scenario's limit, and within the measured positions when
     per-position rates were measured (n-gram runs often accept every draft they made, which would extrapolate to
-    ever-longer k: nothing certain is known past the last position)."""
+    ever-longer k: nothing certain is known past the last position), and within the block a DFlash/DSpark head was
+    trained on (`Setup.trained_k`)."""
     ok = ks > 0
     if s.k_limit is not None:
         ok &= ks <= s.k_limit
+    if s.setup.trained_k is not None:
+        ok &= ks <= s.setup.trained_k
     if s.acceptance.per_position is not None:
         ok &= ks <= len(s.acceptance.per_position)
     if s.acceptance.known_positions is not None:
@@ -237,7 +241,7 @@ def advise(s: Scenario) -> Advice:
     narrow = confidence.narrowing(b.e2e, shown_k)
     verdict, reasons = decide(s, m, chosen, e2e, float(b.e2e.low[shown_k]), float(throughput[chosen]), conc,
                               allowed_ks, narrow)
-    dynamic = s.k is None and verdict != "disable" and best_k > 0
+    dynamic = s.k is None and verdict != "disable" and best_k > 0 and not drafts_fixed_k(setup.method)
     span = int(np.clip(limit, 1, MAX_SCHEDULE_BATCH))
     pasted = schedule(setup, E, s.context, ks[allowed], span, pin=(int(conc[best_k]), best_k)) if dynamic else []
     if len({r[2] for r in pasted}) < 2:

@@ -51,8 +51,9 @@ def label(row: MethodRow) -> str:
 
 def candidates(target: ModelSpec, draft: str | None = None) -> list[tuple[str, str | None]]:
     """(method, drafter profile) for every method that applies to `target`: the catalog's same-family draft models
-    at most a third of its size (a larger one rarely pays, `resolve.default_draft`), its EAGLE and EAGLE-3 heads,
-    its own MTP layers where it has them, and the three text lookups; `draft` (the user's) is added as its kind."""
+    at most a third of its size (a larger one rarely pays, `resolve.default_draft`), its EAGLE, EAGLE-3 and P-EAGLE
+    heads, its DFlash and DSpark heads, its own MTP layers where it has them, and the three text lookups; `draft`
+    (the user's) is added as its kind."""
     size = target.active_params + target.embedding_params if target.moe_layers else target.total_params
     found: list[tuple[str, str | None]] = []
     for name in names("models"):
@@ -61,11 +62,14 @@ def candidates(target: ModelSpec, draft: str | None = None) -> list[tuple[str, s
             continue
         if spec.kind == "eagle_head" and slug(spec.trained_for) == slug(target.name):
             found.append(("eagle3" if spec.is_eagle3 else "eagle", name))
+        elif spec.kind == "block_head" and slug(spec.trained_for) == slug(target.name):
+            found.append((spec.block.method, name))
         elif spec.kind == "model" and spec.total_params * 3 <= size:
             found.append(("draft_model", name))
     if draft is not None:
         spec = load_model(draft)
-        own = ("eagle3" if spec.is_eagle3 else "eagle") if spec.kind == "eagle_head" else "draft_model"
+        own = ("eagle3" if spec.is_eagle3 else "eagle") if spec.kind == "eagle_head" else \
+            spec.block.method if spec.kind == "block_head" else "draft_model"
         if all(d is None or slug(d) != slug(draft) for _, d in found):
             found.append((own, draft))
     if target.mtp_layers:

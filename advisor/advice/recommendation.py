@@ -250,7 +250,8 @@ def _vllm(a: Advice) -> Vllm:
                                             defaults=defaults),
                 speculative_config=speculative_config(s.setup, k, a.schedule),
                 per_batch_size_schedule=tuple((int(start), int(end), int(kk)) for start, end, kk in a.schedule),
-                model_runner=runner_line(s.setup.method, cpu=s.setup.target_cost.on_cpu) if k else "",
+                model_runner=runner_line(s.setup.method, cpu=s.setup.target_cost.on_cpu,
+                                         parallel_drafting=s.setup.parallel_drafting) if k else "",
                 schedule_check=describe(a.schedule_price, k) if k and a.schedule_price is not None else "")
 
 

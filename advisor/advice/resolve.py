@@ -7,7 +7,7 @@ from dataclasses import replace
 from advisor.advice.resolve_acceptance import DEFAULT_TASK, AcceptanceInput, MetricsReader, Pair, resolve_acceptance
 from advisor.advice.scenario import Scenario
 from advisor.errors import InputError
-from advisor.model.acceptance.diagnosis import misserved_head, past_trained_context
+from advisor.model.acceptance.diagnosis import drafter_warnings, misserved_head, past_trained_context
 from advisor.model.cost.drafters import mtp_head
 from advisor.model.cost.enginecost import EngineCost, is_cpu
 from advisor.model.cost.engines import ENGINES, SERVED, VLLM, priced_for
@@ -43,7 +43,7 @@ def default_draft(target: ModelSpec, method: str) -> str | None:
     if method in TEXT_LOOKUP or method == "mtp":
         return None
     drafts: list[tuple[int, int, str]] = []  # (params, context, name): same family and vocabulary, <= 1/3 the size
-    heads: list[tuple[bool, str]] = []  # (not the method's own kind of head, name)
+    heads: list[tuple[bool, bool, str]] = []  # (not the method's own kind of head, drafts in parallel, name)
     # A draft's pass costs its whole weights; an MoE target's step reads only the experts its tokens touch, so it is
     # sized against the target's active parameters (a 30B-A3B is a 3B-class target for a dense draft).
     size = target.active_params + target.embedding_params if target.moe_layers else target.total_params
@@ -51,16 +51,20 @@ def default_draft(target: ModelSpec, method: str) -> str | None:
         candidate = load_model(name)
         if candidate.family != target.family or candidate.vocab_size != target.vocab_size:
             continue
+        trained = slug(candidate.trained_for) == slug(target.name)
         if (method in ("eagle", "eagle3") and candidate.kind == "eagle_head" and (method == "eagle" or
-                                                                                 candidate.is_eagle3)
-                and slug(candidate.trained_for) == slug(target.name)):
-            heads.append((candidate.is_eagle3 != (method == "eagle3"), name))
+                                                                                 candidate.is_eagle3) and trained):
+            heads.append((candidate.is_eagle3 != (method == "eagle3"), candidate.block is not None, name))
+        if method in ("dflash", "dspark") and candidate.kind == "block_head" and trained and \
+                candidate.block.method == method:
+            heads.append((False, True, name))
         if method == "draft_model" and candidate.kind == "model" and candidate.total_params * 3 <= size:
             drafts.append((candidate.total_params, candidate.max_context or 0, name))
     if heads:
-        return min(heads)[1]
+        return min(heads)[-1]
     if not drafts:
-        what = {"eagle": "EAGLE head", "eagle3": "EAGLE-3 head"}.get(method, "draft model")
+        what = {"eagle": "EAGLE head", "eagle3": "EAGLE-3 head", "dflash": "DFlash head",
+                "dspark": "DSpark head"}.get(method, "draft model")
         mtp = ", or --method mtp (its own MTP layers)" if target.mtp_layers else ""
         raise InputError(f"no {what} profile matches {target.name}: pass --draft NAME|DIR{mtp}")
     # Smaller drafts are cheaper but accept less: the largest at most 1/8 of the target (a 1B for an 8B's size
@@ -76,6 +80,11 @@ def check_pair(target: ModelSpec, draft: ModelSpec | None, method: str, tp: int,
         raise InputError(f"{tp_flag or f'--num-gpus {tp}'} must divide the attention heads ({target.num_heads} in "
                          f"{target.name}" + (f", {draft.num_heads} in {draft.name})" if draft is not None else ")"))
     if draft is None:
+        return
+    if draft.kind == "block_head" and method != draft.block.method:
+        raise InputError(f"{draft.name} is a {draft.block.method} head: use --method {draft.block.method}")
+    if method in ("dflash", "dspark"):
+        check_block_head(target, draft, method)
         return
     if method in ("eagle", "eagle3") and draft.kind != "eagle_head":
         raise InputError(f"--method {method} needs an EAGLE head as --draft, and {draft.name} is a full model")
@@ -98,6 +107,19 @@ def check_pair(target: ModelSpec, draft: ModelSpec | None, method: str, tp: int,
         raise InputError(f"vocabulary mismatch: vLLM's draft_model needs the same vocab_size, but {draft.name} has "
                          f"{draft.vocab_size} and {target.name} has {target.vocab_size}; pick a same-family draft "
                          "or use --method ngram")
+
+
+def check_block_head(target: ModelSpec, draft: ModelSpec, method: str) -> None:
+    """A DFlash or DSpark head vLLM can load on `target`: one of its own kind, reading the target's hidden states
+    (its fc is taps x the target's width) and sharing its embedding and lm_head (one vocabulary)."""
+    if draft.kind != "block_head":
+        raise InputError(f"--method {method} needs a {method} head as --draft (`specadvisor list models`), and "
+                         f"{draft.name} is {'an EAGLE head' if draft.kind == 'eagle_head' else 'a full model'}")
+    if (draft.hidden_size, draft.vocab_size) != (target.hidden_size, target.vocab_size):
+        raise InputError(f"{draft.name} is a {method} head for hidden size {draft.hidden_size} and a "
+                         f"{draft.vocab_size}-token vocabulary, but {target.name} has {target.hidden_size} and "
+                         f"{target.vocab_size}: it reads and shares the target's, so vLLM cannot load it here; pass "
+                         f"the head trained for {target.name} (--draft)")
 
 
 def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, method: str = "draft_model",
@@ -136,6 +158,10 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
     elif method == "mtp":
         draft_spec = mtp_head(target_spec)
     else:
+        if method == "dspark" and draft is None and target_spec.dspark_block:
+            raise InputError(f"{target_spec.name}'s own DSpark stages (vLLM's dspark without a model) are not "
+                             "priced here: pass a DSpark head with --draft, or check the command with `specadvisor "
+                             "preflight`")
         draft_spec = load_model(draft or default_draft(target_spec, method))
     if method == "eagle" and draft_spec.kind == "model" and draft_spec.num_layers == 1:
         draft_spec = replace(draft_spec, kind="eagle_head")  # an EAGLE-1 head's config reads as a 1-layer model
@@ -157,6 +183,7 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
     trained = draft_spec.max_context if draft_spec is not None and draft_spec.kind == "eagle_head" else None
     if trained is not None and longest > trained:  # the pasted --max-model-len is prompt + output
         acc = replace(acc, warnings=(*acc.warnings, past_trained_context(draft_spec.name, trained, longest)))
+    acc = replace(acc, warnings=(*acc.warnings, *drafter_warnings(draft_spec, method, k)))
     draft_dtype = "bf16"
     if draft_spec is not None and draft_spec.kind == "mtp_head":
         draft_dtype = target_dtype  # MTP layers ship in the target's checkpoint, quantized with it

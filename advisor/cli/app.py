@@ -234,7 +234,10 @@ def list_profiles(kind: Optional[Kind] = typer.Argument(None, help="hardware, mo
         # the model_types a config.json may have, once advisor/model/shape/config_reader.py exposes them
         supported = ()
         if importlib.util.find_spec("advisor.model.shape.config_reader") is not None:
-            from advisor.model.shape.config_reader import SUPPORTED_MODEL_TYPES as supported
+            from advisor.model.shape.architectures_2026 import DESCRIBED_2026
+            from advisor.model.shape.config_reader import SUPPORTED_MODEL_TYPES
+
+            supported = (*SUPPORTED_MODEL_TYPES, *DESCRIBED_2026)
         lines = model_lines(supported)
     width = terminal_width()
     for line in lines:

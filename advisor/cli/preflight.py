@@ -3,6 +3,7 @@ overrides or drops. Exit 0: clean (notes allowed); 1: a problem; 2: bad input.""
 
 from __future__ import annotations
 
+import sys
 from typing import Optional
 
 import typer
@@ -16,6 +17,8 @@ def preflight(
                                             "argument (or - to read it from stdin)."),
     speculative_config: Optional[str] = typer.Option(None, "--speculative-config", help="Instead of a command: "
                                                      "the speculative config JSON (needs --model)."),
+    config: Optional[str] = typer.Option(None, "--config", help="vllm serve's YAML config file (vllm serve "
+                                         "--config), alone or with a command line whose flags override it."),
     model: Optional[str] = typer.Option(None, "--model", help="The target, with --speculative-config."),
     max_model_len: Optional[int] = typer.Option(None, "--max-model-len", help="With --speculative-config: "
                                                 "vLLM's --max-model-len (default: the model's context)."),
@@ -31,26 +34,32 @@ def preflight(
 ) -> None:
     """Check a speculative `vllm serve` against every known problem in vLLM 0.32: one line each with why, the vLLM
     source file that decides it, and the fix. Exit 0 when clean, 1 when a problem is found, 2 on bad input."""
-    import sys
-
     from advisor.cli.options import check_counts
     from advisor.preflight.command import MAX_COMMAND_CHARS, from_config, parse_serve
     from advisor.preflight.run import preflight as run
 
     check_counts(dict(max_model_len=max_model_len, measured_k=measured_k))
     structured = structured_output or check_task(task) in STRUCTURED_TASKS
+    if config is not None and speculative_config is not None:
+        raise InputError("--config is vllm serve's YAML file: give it alone or with a `vllm serve ...` line, not "
+                         "with --speculative-config")
+    if command == "-":
+        try:
+            command = sys.stdin.read(MAX_COMMAND_CHARS + 1)
+        except UnicodeDecodeError:
+            raise InputError("stdin is not text: pipe in the `vllm serve ...` command line") from None
+    if config is not None:
+        import shlex
+
+        command = f"{command or 'vllm serve'} --config {shlex.quote(config)}"
     if (command is None) == (speculative_config is None):
-        raise InputError("give a `vllm serve ...` command line or --speculative-config JSON (with --model), one")
+        raise InputError("give a `vllm serve ...` command line, --config FILE, or --speculative-config JSON (with "
+                         "--model): one")
     if speculative_config is not None:
         if model is None:
             raise InputError("--speculative-config needs --model (the target it drafts for)")
         serve = from_config(speculative_config, model, max_model_len=max_model_len, structured=structured)
     else:
-        if command == "-":
-            try:
-                command = sys.stdin.read(MAX_COMMAND_CHARS + 1)
-            except UnicodeDecodeError:
-                raise InputError("stdin is not text: pipe in the `vllm serve ...` command line") from None
         serve = parse_serve(command, structured=structured)
     from advisor.render.wrap import paragraph, terminal_width
 

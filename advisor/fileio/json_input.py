@@ -56,17 +56,26 @@ def _whole(text: str) -> int:
     return value
 
 
-def parse_json(text: str, origin: str, what: str, max_bytes: int = MAX_BYTES) -> Any:
+def _infinity(name: str) -> float:
+    if name == "NaN":
+        _constant(name)
+    return float(name)
+
+
+def parse_json(text: str, origin: str, what: str, max_bytes: int = MAX_BYTES, *, infinity: bool = False) -> Any:
     """`text` parsed; InputError naming `origin` when it is not `what` (say, "a vllm bench result"): too long,
     nested deeper than MAX_DEPTH, or holding a number that is not finite. Malformed JSON raises
-    json.JSONDecodeError, so a caller can say where (or read the text another way)."""
+    json.JSONDecodeError, so a caller can say where (or read the text another way). `infinity`: Infinity and
+    -Infinity are kept, as transformers writes them (Nemotron-3's time_step_limit [0.0, Infinity]): a reader that
+    takes a number from such a file checks it itself (advisor.model.shape.config_fields)."""
     if len(text) > max_bytes:
         raise InputError(f"{origin} is longer than {shown_size(max_bytes)}: not {what}")
     openers = text.count("[") + text.count("{")  # text cannot nest deeper than it has openers
     if openers > MAX_DEPTH and depth(text) > MAX_DEPTH:
         raise InputError(f"{origin} nests deeper than {MAX_DEPTH} levels: not {what}")
     try:
-        return json.loads(text, parse_constant=_constant, parse_float=_finite, parse_int=_whole)
+        return json.loads(text, parse_constant=_infinity if infinity else _constant, parse_float=_finite,
+                          parse_int=_whole)
     except json.JSONDecodeError:
         raise
     except (ValueError, RecursionError) as exc:  # ours, or int()'s limit on digits
@@ -92,11 +101,11 @@ def read_text(path: str | Path, what: str, max_bytes: int = MAX_BYTES) -> str:
         raise InputError(f"{path} is not UTF-8 text: not {what}") from None
 
 
-def read_json(path: str | Path, what: str, max_bytes: int = MAX_BYTES) -> Any:
-    """The JSON file at `path`, read by `read_text` and parsed by `parse_json`; malformed JSON too is one InputError
-    naming the file and where."""
+def read_json(path: str | Path, what: str, max_bytes: int = MAX_BYTES, *, infinity: bool = False) -> Any:
+    """The JSON file at `path`, read by `read_text` and parsed by `parse_json` (`infinity` as there); malformed JSON
+    too is one InputError naming the file and where."""
     try:
-        return parse_json(read_text(path, what, max_bytes), str(path), what, max_bytes)
+        return parse_json(read_text(path, what, max_bytes), str(path), what, max_bytes, infinity=infinity)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path} is not valid JSON (malformed at line {exc.lineno} column {exc.colno}: {exc.msg}): "
                          f"not {what}") from None

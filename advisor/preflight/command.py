@@ -13,6 +13,9 @@ from dataclasses import dataclass
 
 from advisor.errors import InputError
 from advisor.fileio.json_input import parse_json
+from advisor.preflight.serve_config import with_config
+from advisor.vllm.defaults import draft_slots
+from advisor.vllm.drafting import parallel
 
 # flags that take a value, by the field they set (the short aliases vLLM declares too)
 _VALUED = {
@@ -29,6 +32,8 @@ _SWITCHES = {
     "--async-scheduling": ("async_scheduling", True), "--no-async-scheduling": ("async_scheduling", False),
     "--enable-dbo": ("dbo", True), "--no-enable-dbo": ("dbo", False),
 }
+# environment variables a pasted line may set before `vllm serve` (NAME=value ...) that the checks read
+ENV_READ = ("VLLM_USE_V2_MODEL_RUNNER",)
 _INTS = ("max_model_len", "max_num_seqs", "max_num_batched_tokens", "tp", "dp")
 _JSONS = ("speculative", "kv_transfer", "compilation")
 # Values the checks compare as text, which vLLM's config classes type as text (vllm/config/speculative.py
@@ -61,11 +66,26 @@ class Serve:
     # --structured-outputs-config only picks the backend, each request decides whether it uses one
     structured: bool = False
     compilation: dict | None = None  # --compilation-config
-    dbo: bool = False  # --enable-dbo (dual batch overlap)
+    dbo: bool = False  # --enable-dbo (dual batch overlap: micro-batched steps)
+    env: tuple[tuple[str, str], ...] = ()  # ENV_READ variables the line sets before `vllm serve`
+
+    def env_value(self, name: str) -> str | None:
+        return dict(self.env).get(name)
 
     @property
     def method(self) -> str | None:
         return self.speculative.get("method") if self.speculative else None
+
+    @property
+    def parallel_drafting(self) -> bool:
+        """Drafting all k tokens in one forward: DFlash, DSpark, or parallel_drafting set (P-EAGLE, PARD)."""
+        return bool(self.speculative.get("parallel_drafting")) or parallel(self.method or "")
+
+    @property
+    def drafting_slots(self) -> int:
+        """The scheduler slots a request takes for drafting beyond its k+1 (`SpeculativeConfig.
+        max_num_new_slots_for_drafting`: `advisor.vllm.defaults.draft_slots`)."""
+        return draft_slots(self.method or "", self.k, parallel_drafting=self.parallel_drafting) if self.k else 0
 
     @property
     def k(self) -> int:
@@ -121,13 +141,21 @@ def parse_serve(line: str, *, structured: bool = False) -> Serve:
         words = shlex.split(line.replace("\\\n", " "))
     except ValueError as exc:
         raise InputError(f"cannot read the command line as a shell would ({exc})") from None
+    env = []
+    while words and "=" in words[0] and not words[0].startswith("-"):  # NAME=value before the command, or `env`
+        name, _, value = words.pop(0).partition("=")
+        if name in ENV_READ:
+            env.append((name, value))
+    if words[:1] == ["env"]:
+        return parse_serve(shlex.join(words[1:]), structured=structured)
     if words[:2] == ["vllm", "serve"]:
         words = words[2:]
     elif words[:1] == ["serve"]:
         words = words[1:]
     else:
         raise InputError("give a `vllm serve MODEL ...` command line (or --speculative-config JSON with --model)")
-    fields: dict = {"structured": structured}
+    words = with_config(words)
+    fields: dict = {"structured": structured, "env": tuple(env)}
     model = None
     i = 0
     while i < len(words):

@@ -7,7 +7,7 @@ from functools import cache
 
 from advisor.errors import InputError
 from advisor.model.cost.enginecost import is_cpu
-from advisor.preflight import checks, refusals, scheduling
+from advisor.preflight import checks, drafting_checks, refusals, scheduling
 from advisor.preflight.checks import Context, Finding
 from advisor.preflight.command import Serve
 from advisor.profiles.catalog import load_hardware, load_model
@@ -17,8 +17,10 @@ from advisor.vllm.defaults import MAX_K
 from advisor.vllm.methods import MODELLED, MTP_ALIASES, NOT_MODELLED
 
 # every check, in the order its line is printed: refusals and wrong drafters first, then costs
-CHECKS = (*refusals.CHECKS, checks.vocab_mismatch, checks.eagle3_as_eagle, scheduling.async_off, checks.head_context,
-          checks.draft_context, scheduling.k_beyond_measured, scheduling.schedule_data_parallel,
+CHECKS = (*refusals.CHECKS, checks.vocab_mismatch, checks.eagle3_as_eagle, drafting_checks.fused_dspark,
+          drafting_checks.model_runner, drafting_checks.parallel_token, drafting_checks.draft_attention_backend,
+          drafting_checks.block_k, scheduling.async_off, checks.head_context, checks.draft_context,
+          scheduling.k_beyond_measured, scheduling.schedule_data_parallel,
           scheduling.schedule_graph_mode, scheduling.deepep_token_cap, scheduling.token_budget,
           checks.hybrid_prefix_cache, checks.structured_ngram)
 
@@ -45,9 +47,9 @@ def _profile(name: str):
 
 def _published_k(method: str | None, target, draft) -> int | None:
     """The longest k of the drafter catalog's figures for the served drafter (None: not in the catalog)."""
-    if target is None or method not in ("eagle", "eagle3", "mtp", "draft_model"):
+    if target is None or method not in ("eagle", "eagle3", "mtp", "draft_model", "dflash", "dspark"):
         return None
-    found = match(kind_for(method), draft, target)
+    found = match(kind_for(method, draft is not None and draft.block is not None), draft, target)
     return max(f.k for f in found.figures) if found is not None else None
 
 

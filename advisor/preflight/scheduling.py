@@ -5,7 +5,7 @@ evidence. Same contract as `advisor.preflight.checks`."""
 from __future__ import annotations
 
 from advisor.preflight.checks import Context, Finding
-from advisor.vllm.defaults import batch_defaults, draft_slots
+from advisor.vllm.defaults import batch_defaults
 from advisor.vllm.parallel import limits
 from advisor.vllm.runner import async_scheduling_default, v2_runner
 
@@ -19,7 +19,7 @@ def schedule_graph_mode(c: Context) -> Finding | None:
     FULL_AND_PIECEWISE to PIECEWISE there ("Dynamic speculative decoding changes the target verification length at
     runtime": vllm/config/vllm.py `_maybe_override_dynamic_sd_cudagraph_mode`); Model Runner V2 keeps full graphs.
     A problem when the command asks for full graphs itself (--compilation-config), a note otherwise."""
-    if not _schedule(c) or c.cpu or v2_runner(c.serve.method, cpu=False):
+    if not _schedule(c) or c.cpu or v2_runner(c.serve.method, cpu=False, parallel_drafting=c.serve.parallel_drafting):
         return None
     asked = str((c.serve.compilation or {}).get("cudagraph_mode", "")).upper()
     explicit = asked.startswith("FULL")
@@ -68,14 +68,15 @@ def k_beyond_measured(c: Context) -> Finding | None:
 
 def token_budget(c: Context) -> Finding | None:
     """max_num_batched_tokens below max_num_seqs·(k+1). vLLM 0.32 schedules each decoding request's k+1 tokens (plus
-    a draft model's extra slot) out of one step's max_num_batched_tokens (v1/core/sched/scheduler.py `schedule`,
+    its drafting slots: a draft model's one, DFlash's K, DSpark's and P-EAGLE's K - 1) out of one step's
+    max_num_batched_tokens (v1/core/sched/scheduler.py `schedule`,
     token_budget; vllm/config/vllm.py warns only below 8192), so past budget/(k+1) requests the rest wait a step.
     A problem when the command sets either limit (it asks for more verifications a step than it allows); a note
     under vLLM's device defaults, whose max_num_seqs most workloads never reach. DeepEP low latency: its own check."""
     if not c.serve.speculative or c.batched_dp_moe:
         return None
     budget, seqs = c.limits
-    per_request = c.serve.k + 1 + draft_slots(c.serve.method or "")
+    per_request = c.serve.k + 1 + c.serve.drafting_slots
     if budget >= seqs * per_request:
         return None
     explicit = c.serve.max_num_batched_tokens is not None or c.serve.max_num_seqs is not None
@@ -98,7 +99,7 @@ def deepep_token_cap(c: Context) -> Finding | None:
     device = batch_defaults(c.gpu.memory_gib, c.gpu.name, cpu=c.cpu, ranks=s.tp)
     budget, seqs = limits(device, s.all2all_backend, s.expert_parallel, s.dp, s.max_num_batched_tokens,
                           s.max_num_seqs)
-    per_request = s.k + 1 + draft_slots(s.method or "")
+    per_request = s.k + 1 + s.drafting_slots
     if budget >= seqs * per_request:
         return None
     explicit = s.max_num_batched_tokens is not None or s.max_num_seqs is not None

@@ -112,13 +112,17 @@ def load_model(name_or_dir: str) -> ModelSpec:
             raise InputError(f"{path} has no config.json: point at a Hugging Face model directory")
         return spec_from_config(_read_json(config_path), name=path.name, hf_id=str(path.resolve()))
     if name_or_dir.startswith((".", "/", "~")):
-        raise InputError(f"{name_or_dir}: no such model directory")
+        try:  # a profile whose hf_id is the directory its head is to be trained into (./qwen3-8b-peagle)
+            config_path = _aliases("models", _files("models"))[slug(name_or_dir)]
+        except KeyError:
+            raise InputError(f"{name_or_dir}: no such model directory") from None
+        return spec_from_config(_read_json(config_path), name=config_path.stem)
     config_path = _lookup("models", name_or_dir)
     return spec_from_config(_read_json(config_path), name=config_path.stem)
 
 
 def _read_json(path: Path) -> dict:
-    data = read_json(path, "a config.json", MAX_CONFIG_BYTES)
+    data = read_json(path, "a config.json", MAX_CONFIG_BYTES, infinity=True)
     if not isinstance(data, dict):
         raise InputError(f"{path}: malformed config.json (expected a JSON object)")
     return data

@@ -18,7 +18,9 @@ from advisor.model.acceptance.temperature import TEMPERATURE_BASIS, TEMPERATURE_
 from advisor.model.shape.modelspec import ModelSpec
 from advisor.profiles.catalog import profiles_dir, slug
 
-KIND_ORDER = ("eagle3", "eagle", "mtp", "draft_model", "ngram")  # files, in the order `list drafters` shows them
+# files, in the order `list drafters` shows them; "peagle" (EAGLE-3 heads drafting in parallel) is asked for by name
+KIND_ORDER = ("eagle3", "peagle", "eagle", "mtp", "dflash", "dspark", "draft_model", "ngram")
+PARALLEL_EAGLE = "peagle"
 HEADS, LEVIATHAN = "heads", "leviathan"  # a kind's `temperature`: the heads' published pairs, or Leviathan's slope
 
 
@@ -74,8 +76,10 @@ def load_kind(name: str) -> Kind:
         raise InputError(f"{path}: malformed drafter catalog ({exc!r})") from None
 
 
-def kind_for(method: str) -> Kind:
-    """The kind a (canonical) vLLM method drafts as."""
+def kind_for(method: str, parallel_drafting: bool = False) -> Kind:
+    """The kind a (canonical) vLLM method drafts as: an EAGLE-3 head that drafts in parallel is a P-EAGLE head."""
+    if method == "eagle3" and parallel_drafting:
+        return load_kind(PARALLEL_EAGLE)
     for name in KIND_ORDER:
         kind = load_kind(name)
         if method in kind.methods:

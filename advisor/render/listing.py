@@ -40,7 +40,9 @@ def model_lines(supported_types: Iterable[str] = ()) -> list[str]:
             notes.append(f"sparse attention top-{spec.index_topk}")
         lines.append(f"{name:<{width}} {spec.kind:<10} {spec.family:<12} {size:<22} {'; '.join(notes)}".rstrip())
     if supported_types:
-        lines.append(f"config.json model_types read from a directory: {', '.join(sorted(supported_types))}")
+        lines.append(f"config.json model_types read from a directory: {', '.join(sorted(supported_types))}; any "
+                     "other whose layer kinds are all modelled (full, sliding, chunked, block-sparse and compressed "
+                     "attention, MLA, Gated DeltaNet, KDA and Mamba2, dense and MoE MLPs) is read by them")
     return lines
 
 

@@ -115,8 +115,8 @@ def iteration(setup: Setup, shape: RankShape, k, batch, context) -> np.ndarray:
     verify = target_step(target, cost, shape, batch, k + 1.0, context)
     if k == 0:
         return verify + _hidden(setup, shape, verify, 0.0, drafted=False)
-    if setup.method in TEXT_LOOKUP or setup.cost_ratio is not None:
-        drafting = setup.draft_time(k, batch, context)
+    if setup.method in TEXT_LOOKUP or setup.cost_ratio is not None or setup.parallel_drafting:
+        drafting = setup.draft_time(k, batch, context)  # a block drafter's one pass (dense heads: no all-to-all)
     else:
         drafting = _model_drafts(setup, shape, k, batch, context)
     gpu = drafting + verify

@@ -10,23 +10,27 @@ import json
 import shlex
 
 from advisor.vllm.defaults import NGRAM_LOOKUP_DEFAULT
+from advisor.vllm.drafting import PARALLEL_METHODS
 from advisor.vllm.methods import TEXT_LOOKUP
 
 
 def speculative_dict(method: str, k: int, *, model: str | None = None,
                      lookup: tuple[int, int] = NGRAM_LOOKUP_DEFAULT, draft_tp: int = 1,
-                     schedule: list[tuple[int, int, int]] | None = None) -> dict:
+                     schedule: list[tuple[int, int, int]] | None = None, parallel_drafting: bool = False) -> dict:
     """The dict vLLM takes as --speculative-config (or LLM(speculative_config=...)); keys per
     vllm/config/speculative.py. `method` is always explicit: vLLM's inference from the model name is fragile.
     mtp and suffix take no model (`SpeculativeConfig.__post_init__` sets the target's, or "suffix"); suffix treats
     num_speculative_tokens as the most it drafts, and its default suffix_decoding_max_tree_depth (24) caps the
-    prefix match plus the draft."""
+    prefix match plus the draft. An EAGLE-3 head trained to draft in parallel (P-EAGLE) needs "parallel_drafting":
+    true, which vLLM sets itself for dflash and dspark."""
     config: dict = {"method": method}
     if model is not None:
         config["model"] = model
     config["num_speculative_tokens"] = max([k] + [run[2] for run in schedule or []])
     if method in ("ngram", "ngram_gpu"):
         config["prompt_lookup_min"], config["prompt_lookup_max"] = lookup
+    if parallel_drafting and method not in PARALLEL_METHODS:
+        config["parallel_drafting"] = True
     if method == "draft_model" and draft_tp > 1:
         config["draft_tensor_parallel_size"] = draft_tp  # vLLM requires draft TP == target TP for draft_model
     if schedule and len({run[2] for run in schedule}) > 1:
@@ -44,7 +48,8 @@ def speculative_config(setup, k: int, schedule: list[tuple[int, int, int]] | Non
         method = "eagle3"  # a head with its own reduced vocabulary is an EAGLE-3 head
     drafts_with_model = setup.method not in TEXT_LOOKUP and setup.method != "mtp"
     model = setup.draft.hf_id if drafts_with_model and setup.draft is not None else None
-    return speculative_dict(method, k, model=model, draft_tp=setup.tp, schedule=schedule)
+    return speculative_dict(method, k, model=model, draft_tp=setup.tp, schedule=schedule,
+                            parallel_drafting=setup.parallel_drafting)
 
 
 def serve_command(setup, k: int, *, max_model_len: int, gpu_memory_utilization: float,

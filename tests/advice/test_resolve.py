@@ -34,7 +34,8 @@ def test_a_plans_tensor_parallel_is_named_as_the_plan_names_it():
     ({"method": "deepseek_mtp"}, "needs a target with MTP layers"),
     ({"method": "eagle3", "target": "llama-3.1-8b-instruct", "draft": "eagle-llama3.1-instruct-8b"},
      "EAGLE-1 head"),
-    ({"method": "dflash"}, "--method dflash is not modelled: "),
+    ({"method": "medusa"}, "--method medusa is not modelled: "),
+    ({"method": "dflash"}, "no DFlash head profile matches Llama-3.1-8B-Instruct"),  # issue 47: priced, by its head
 ])
 def test_methods_vllm_would_refuse_or_we_cannot_model_are_one_line(kwargs, says):
     with pytest.raises(InputError, match=says):

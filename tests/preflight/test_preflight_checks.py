@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from advisor.cli.app import main
-from advisor.preflight import checks, refusals, scheduling
+from advisor.preflight import checks, drafting_checks, refusals, scheduling
 from advisor.preflight.run import CHECKS
 
 
@@ -88,7 +88,9 @@ CASES = {
 
 
 def test_every_check_has_a_case():
-    assert set(CASES) == {c.__name__ for c in CHECKS}
+    from tests.preflight.test_drafting_checks import CASES as DRAFTING  # issue 47's checks: their own module
+
+    assert set(CASES) | set(DRAFTING) == {c.__name__ for c in CHECKS}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -107,7 +109,7 @@ def test_a_command_that_triggers_the_check_and_one_that_does_not(name):
 def test_each_check_cites_the_vllm_file_it_reads(check):
     doc = check.__doc__
     assert "vLLM 0.32" in doc and ".py" in doc
-    assert check.__module__ in (checks.__name__, scheduling.__name__, refusals.__name__)
+    assert check.__module__ in (checks.__name__, scheduling.__name__, refusals.__name__, drafting_checks.__name__)
 
 
 @pytest.mark.parametrize("args, words", [

@@ -41,7 +41,8 @@ MOE_PROFILES = ["deepseek-v3", "gpt-oss-120b", "qwen3-next-80b-a3b-instruct", "l
 # Model cards give the active count to the precision they state: Qwen3-Next's "3B activated" has one significant
 # figure, so it is checked to +-0.5B; the others to the same 3% as the totals.
 # The "A3B" / "A4B" in a model's name is such a one-figure count too.
-CARD_PRECISION_B = {"qwen3-next-80b-a3b-instruct": 0.5, "qwen3.5-35b-a3b": 0.5, "gemma-4-26b-a4b": 0.5}
+CARD_PRECISION_B = {"qwen3-next-80b-a3b-instruct": 0.5, "qwen3.5-35b-a3b": 0.5, "gemma-4-26b-a4b": 0.5,
+                    "qwen3.6-35b-a3b": 0.5}
 
 
 def test_moe_active_parameters_match_the_model_card():

@@ -23,7 +23,8 @@ def test_the_catalog_lists_at_least_15_drafters_each_with_a_cited_acceptance():
 
 def test_every_kind_covers_the_methods_it_prices():
     covered = {m for kind in all_kinds() for m in kind.methods}
-    assert covered == {"eagle3", "eagle", "mtp", "draft_model", "ngram", "ngram_gpu", "suffix"}
+    assert covered == {"eagle3", "eagle", "mtp", "draft_model", "ngram", "ngram_gpu", "suffix", "dflash", "dspark"}
+    assert kind_for("eagle3", parallel_drafting=True).name == "peagle" and kind_for("eagle3").name == "eagle3"
     with pytest.raises(InputError, match="no drafter kind"):
         kind_for("medusa")
 

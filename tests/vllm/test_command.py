@@ -162,3 +162,24 @@ def test_the_inferred_method_is_the_one_vllm_infers(tmp_path):
         built = SpeculativeConfig(**config, target_model_config=target, target_parallel_config=ParallelConfig())
         assert built.method == inferred_method(config), name
     assert inferred_method({"model": "[ngram]"}) == "ngram"
+
+
+def test_block_drafters_paste_their_method_and_p_eagle_its_parallel_drafting(rtx6000):
+    """DFlash and DSpark paste their method and head (vLLM sets parallel_drafting itself for them); a P-EAGLE head
+    is eagle3 with "parallel_drafting": true, a field of the installed vLLM's SpeculativeConfig."""
+    from vllm.config import SpeculativeConfig
+
+    cost = EngineCost.from_datasheet(rtx6000)
+    qwen = load_model("qwen3-8b")
+    cases = {"dflash-qwen3-8b-b16": ("dflash", "z-lab/Qwen3-8B-DFlash-b16"),
+             "dspark-qwen3-8b-b7": ("dspark", "deepseek-ai/dspark_qwen3_8b_block7"),
+             "peagle-qwen3-8b": ("eagle3", "./qwen3-8b-peagle")}
+    for name, (method, model) in cases.items():
+        config = speculative_config(Setup(qwen, cost, method, load_model(name), cost), 7)
+        expected = {"method": method, "model": model, "num_speculative_tokens": 7}
+        if method == "eagle3":
+            expected["parallel_drafting"] = True
+        assert config == expected, name
+        assert set(config) <= set(SpeculativeConfig.__dataclass_fields__)
+    plain = speculative_config(Setup(qwen, cost, "eagle3", load_model("eagle3-qwen3-8b"), cost), 3)
+    assert "parallel_drafting" not in plain and plain["model"] == "AngelSlim/Qwen3-8B_eagle3"

@@ -41,9 +41,24 @@ def test_drafter_graphs_are_vllms(monkeypatch):
     standalone = SimpleNamespace()
     StandaloneARSpeculator.init_cudagraph_manager(standalone, CUDAGraphMode.FULL_AND_PIECEWISE)
     assert vars(standalone) == {}  # no graph manager: eager
-    assert FULL_GRAPH_DRAFTERS == {"eagle", "eagle3", "mtp"}
+    assert FULL_GRAPH_DRAFTERS == {"eagle", "eagle3", "mtp", "dflash", "dspark"}
     assert drafter_full_graphs("mtp", cpu=False) and not drafter_full_graphs("mtp", cpu=True)
     assert not drafter_full_graphs("draft_model", cpu=False)
+    # DFlash (and DSpark, its subclass) capture their one draft step as a FULL graph where the draft's attention
+    # supports uniform batches, else run it eagerly; P-EAGLE runs on the V1 runner, whose drafter graphs are piecewise
+    import vllm.v1.worker.gpu.spec_decode.dflash.speculator as dflash
+    from vllm.v1.attention.backend import AttentionCGSupport
+
+    modes = []
+    monkeypatch.setattr(dflash, "DFlashCudaGraphManager", lambda *args, **kw: modes.append(args[2]))
+    for support in (AttentionCGSupport.UNIFORM_BATCH, AttentionCGSupport.NEVER):
+        dflash.DFlashSpeculator.init_cudagraph_manager(
+            SimpleNamespace(vllm_config=None, device=None, num_query_per_req=4, _speculator_name="DFlash",
+                            attn_cg_support=SimpleNamespace(min_cg_support=support, min_cg_attn_backend="x")),
+            CUDAGraphMode.FULL_AND_PIECEWISE)
+    assert modes == [CUDAGraphMode.FULL_DECODE_ONLY, CUDAGraphMode.NONE]
+    assert drafter_full_graphs("dflash", cpu=False) and drafter_full_graphs("dspark", cpu=False)
+    assert not drafter_full_graphs("eagle3", cpu=False, parallel_drafting=True)
 
 
 class _SimulatedCuda:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from advisor.vllm.drafting import trained_length
+
 
 @dataclass(frozen=True, slots=True)
 class PairFacts:
@@ -76,3 +78,26 @@ def far_below(measured_al: float, k: int, low_al: float, high_al: float, what: s
     return (f"acceptance far below published: AL {measured_al:.2f} at k={k} against {low_al:.2f}-{high_al:.2f} for "
             f"{what} (the 90% range at k={k} of a prior on the published {published}); likely causes: "
             f"{'; '.join(causes)}")
+
+
+def drafter_warnings(draft, method: str, k: int | None) -> tuple[str, ...]:
+    """What makes a drafter's pasted command suspect before any number: a local directory no published checkpoint
+    fills (the head must be trained first), a parallel-drafting head whose config names no placeholder token (vLLM
+    refuses to start: v1/worker/gpu/spec_decode/utils.py `get_parallel_drafting_token_id`), and a --k past the block a
+    DFlash/DSpark head was trained on (`advisor.vllm.drafting.trained_length`). `draft` is a ModelSpec or None."""
+    if draft is None:
+        return ()
+    out = []
+    if draft.hf_id.startswith(("./", "../")):
+        out.append(f"{draft.name} has no published checkpoint this project knows: the command below points at "
+                   f"{draft.hf_id}, a directory you must first train the head into (its profile's config is the "
+                   "SpecForge training config), or pass a published head with --draft")
+    block = draft.block
+    if block is not None and not block.mask_token:
+        out.append(f"{draft.name}'s config.json names no placeholder token for parallel drafting (pard_token, "
+                   "ptd_token_id, mask_token_id or dspark_noise_token_id): vLLM 0.32 refuses to start until it does")
+    trained = trained_length(method, block.block_size, anchor_sampled=block.anchor_sampled) if block else None
+    if trained is not None and k is not None and k > trained:
+        out.append(f"--k {k} is past the {trained} tokens {draft.name} drafts from its block of {block.block_size}: "
+                   "the positions past it were never trained (vLLM runs it anyway)")
+    return tuple(out)

@@ -101,11 +101,8 @@ def forward_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context,
            + batch * model.kv_bytes_read_per_gpu(context + q, kv_bytes, tp) / cost.kv_bandwidth)
     comp = (tokens * model.layer_flops_per_token(context + (q + 1.0) / 2.0, q)
             - expert_flops(model, tokens, cost.weight_dtype)) / (tp * cost.flops)
-    head_mem = (model.lm_head_bytes(cost.weight_dtype) + sampled * model.logits_bytes_per_row()) / (tp * cost.bandwidth)
-    head = np.where(sampled > 0, pnorm(head_mem, 2.0 * sampled * model.lm_head_params / (tp * cost.flops), p), 0.0)
-    fusion_bytes = model.fusion_params * WIDE_BYTES / (tp * cost.bandwidth)  # EAGLE heads, eh_proj: 16 bit
-    fusion = np.where(fusion_tokens > 0, pnorm(fusion_bytes, 2.0 * fusion_tokens * model.fusion_params
-                                               / (tp * cost.flops), p), 0.0)
+    head = projection_time(cost, model.lm_head_params, sampled, tp, sampled * model.logits_bytes_per_row())
+    fusion = projection_time(cost, model.fusion_params, fusion_tokens, tp)  # EAGLE heads, eh_proj: 16 bit
     # The small kernels' minimum durations are time on the GPU's own timeline, however the kernels were launched:
     # they add. A piecewise pass also waits for the host (eager attention, graph-piece launches), which runs ahead
     # of a long pass's GPU work: a p-norm.
@@ -114,6 +111,15 @@ def forward_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context,
     layers = np.where(graph, gpu, pnorm(gpu, model.layers_per_pass * cost.layer_floor_piecewise, cost.floor_exponent))
     return (layers + head + fusion
             + cost.multi_token_overhead * (tokens > 1))
+
+
+def projection_time(cost: EngineCost, params, rows, tp: int = 1, written=0.0) -> np.ndarray:
+    """Seconds of one 16-bit projection of `params` weights over `rows` rows that writes `written` bytes (an lm_head
+    and its fp32 logits, a drafter's fusion layer, DSpark's Markov GEMV): the weights streamed once against
+    2·rows·params FLOPs, combined by the pass's p-norm; 0 with no rows."""
+    rows = np.asarray(rows, dtype=float)
+    mem = (params * WIDE_BYTES + np.asarray(written, dtype=float)) / (tp * cost.bandwidth)
+    return np.where(rows > 0, pnorm(mem, 2.0 * rows * params / (tp * cost.flops), cost.overlap_exponent), 0.0)
 
 
 def step_time(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, tp: int = 1, *, sampled=None,
@@ -132,7 +138,8 @@ def step_time(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, tp
 
 
 def draft_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, tp: int = 1,
-               fusion_tokens=0.0, *, graph: bool = False, launched: bool = True, ep_ranks: int = 1) -> np.ndarray:
+               fusion_tokens=0.0, *, graph: bool = False, launched: bool = True, ep_ranks: int = 1,
+               sampled=None) -> np.ndarray:
     """Seconds of one drafter pass inside the target's engine step: the host's work to launch it,
     `draft_pass_overhead` (propose()'s loop body outside the graphs: attention metadata, buffer copies, CUDA-graph
     dispatch; vllm/v1/spec_decode/llm_base_proposer.py `SpecDecodeBaseProposer.propose`), the per-sequence and
@@ -146,13 +153,15 @@ def draft_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context, t
     piecewise (the V1 model runner) or eagerly (vLLM 0.32's separate draft model), priced with the piecewise floor,
     the only host floor the measurements fit: an eager pass launches every kernel from the host, so for it this is a
     lower bound. `launched` false: the pass is part of a graph an earlier pass launched (the V2 runner fuses the
-    k-1 later passes into one replay), so the host pays nothing for it."""
+    k-1 later passes into one replay), so the host pays nothing for it. `sampled`: rows given logits (default one a
+    sequence; a block drafter samples k a sequence from its one pass)."""
     batch = np.asarray(batch, dtype=float)
     q = np.asarray(new_tokens, dtype=float)
     tokens = batch * q
     host = cost.draft_pass_overhead + cost.seq_overhead * batch + cost.token_overhead * tokens
     full = np.asarray(graph) & cost.fits_cudagraph(tokens, q)
-    return (host if launched else 0.0) + forward_pass(model, cost, batch, q, context, sampled=batch, graph=full,
+    rows = batch if sampled is None else np.asarray(sampled, dtype=float)
+    return (host if launched else 0.0) + forward_pass(model, cost, batch, q, context, sampled=rows, graph=full,
                                                       tp=tp, fusion_tokens=fusion_tokens, ep_ranks=ep_ranks)
 
 

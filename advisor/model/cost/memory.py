@@ -4,7 +4,7 @@ vLLM gives each instance `gpu_memory_utilization` of the GPU. From that it subtr
 activations of a profiling run; what is left becomes the KV cache, in 16-token blocks. With a draft model both
 models' layers draw KV blocks from that one pool, so each token costs target + draft KV bytes, and the draft's
 weights come out of the same budget. Each running sequence also holds slots for its drafts past its own tokens
-(`advisor.vllm.defaults.lookahead_slots`). Concurrency = KV budget / KV bytes per sequence.
+(`advisor.vllm.defaults.lookahead_slots`: k + 1 for DFlash). Concurrency = KV budget / KV bytes per sequence.
 
 Not every layer's cache grows with the sequence. vLLM's hybrid KV-cache manager frees a sliding-window (or
 chunked-local) layer's blocks once they leave its window, but admits a request only with room for its window plus
@@ -75,7 +75,7 @@ def kv_bytes_per_sequence_per_gpu(model: ModelSpec, tp: int, tokens: int, *, kv_
         windowed += model.chunked_layers * min(blocks, cap) * BLOCK_TOKENS
     state = model.linear_state_bytes(num_spec) / tp * (STATE_SLOTS + num_spec) if model.linear_layers else 0.0
     return (held * model.kv_row_bytes(kv_dtype_bytes, tp) + windowed * model.kv_row_bytes(kv_dtype_bytes, tp, False)
-            + state)
+            + model.extra_cache_bytes(tokens, kv_dtype_bytes, tp) + state)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +166,8 @@ def budget(target: ModelSpec, draft: ModelSpec | None, method: str, k: int, hw: 
     if drafted:
         reserve += activation_peak_bytes(draft, tp, max_num_batched_tokens, max_num_seqs)
     tokens = _round_to_blocks(prompt_len + out_len)
-    tokens_spec = _round_to_blocks(prompt_len + out_len + lookahead_slots(method, k))
+    anchor = draft.block.anchor_sampled if draft is not None and draft.block is not None else True
+    tokens_spec = _round_to_blocks(prompt_len + out_len + lookahead_slots(method, k, anchor_sampled=anchor))
 
     def per_sequence(model: ModelSpec, length: int, spec_k: int) -> float:
         return kv_bytes_per_sequence_per_gpu(model, tp, length, kv_dtype_bytes=kv_bytes, num_spec=spec_k,

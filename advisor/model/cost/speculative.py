@@ -1,8 +1,9 @@
 """Speculative decoding timing: one draft-then-verify iteration, per method, and the speedups it buys.
 
 One iteration for every running sequence (Leviathan et al. 2023, Algorithm 1, as vLLM's V1 engine runs it):
-  1. the drafter proposes k tokens: k small forward steps (draft_model, eagle, eagle3, mtp) or a lookup in the text
-     (ngram, ngram_gpu, suffix; `methods` says how each is modelled);
+  1. the drafter proposes k tokens: k small forward steps (draft_model, eagle, eagle3, mtp), one forward over a
+     block (dflash, dspark, and eagle3 with parallel_drafting: `block_drafting`), or a lookup in the text (ngram,
+     ngram_gpu, suffix; `methods` says how each is modelled);
   2. the target scores all k+1 positions in one step with q = k+1 new tokens per sequence;
   3. rejection sampling keeps E tokens on average (see `acceptance.expected_tokens`; a finite output gets a little
      less, its last step cut at max_tokens: see `truncation`).
@@ -18,10 +19,12 @@ import numpy as np
 
 from advisor.model.acceptance import truncation
 from advisor.model.acceptance.conventions import expected_tokens, survival, with_match_share
+from advisor.model.cost.block_drafting import block_draft_prefill, block_draft_time
 from advisor.model.cost.costmodel import chunks, draft_pass, pnorm, prefill_time, repeat_pass, step_time
 from advisor.model.cost.enginecost import EngineCost
 from advisor.model.shape.modelspec import ModelSpec
 from advisor.vllm.defaults import draft_slots
+from advisor.vllm.drafting import parallel, trained_length
 from advisor.vllm.methods import MODELLED, TEXT_LOOKUP
 from advisor.vllm.runner import async_scheduling_default, drafter_full_graphs, verifies_every_sequence
 from advisor.vllm.runner import sync_penalty as synchronous_penalty
@@ -91,7 +94,8 @@ class Setup:
         `max_num_new_slots_for_drafting` per request), the target's EngineCost carrying both limits."""
         cost = self.target_cost
         k = np.asarray(k, dtype=float)
-        per_sequence = k + 1.0 + np.where(k > 0, draft_slots(self.method), 0)
+        slots = draft_slots(self.method, k, parallel_drafting=self.parallel_drafting)
+        per_sequence = k + 1.0 + np.where(k > 0, slots, 0)
         return np.where(k > 0, np.minimum(cost.max_num_seqs, np.floor(cost.max_num_batched_tokens / per_sequence)),
                         cost.max_num_seqs)
 
@@ -122,11 +126,27 @@ class Setup:
         return np.asarray(k, dtype=float) + (2.0 if self.method == "draft_model" else 1.0)
 
     @property
+    def parallel_drafting(self) -> bool:
+        """Whether the drafter proposes all k tokens in one forward (DFlash, DSpark, or an EAGLE-3 head trained to:
+        P-EAGLE), as `advisor.vllm.drafting.parallel` says vLLM runs the method."""
+        head = self.draft is not None and self.draft.block is not None
+        return parallel(self.method, head and self.draft.block.method == "eagle3")
+
+    @property
+    def trained_k(self) -> int | None:
+        """The longest k the drafter was trained for (a DFlash/DSpark block: `drafting.trained_length`); None: no
+        such bound."""
+        block = self.draft.block if self.draft is not None else None
+        if block is None:
+            return None
+        return trained_length(self.method, block.block_size, anchor_sampled=block.anchor_sampled)
+
+    @property
     def full_graph_drafts(self) -> bool:
         """Whether the drafter's passes replay full CUDA graphs (`drafter_graphs`, else vLLM 0.32's rule)."""
         if self.drafter_graphs is not None:
             return self.drafter_graphs
-        return drafter_full_graphs(self.method, cpu=self.target_cost.on_cpu)
+        return drafter_full_graphs(self.method, cpu=self.target_cost.on_cpu, parallel_drafting=self.parallel_drafting)
 
     def draft_time(self, k, batch, context) -> np.ndarray:
         """Proposing k tokens per sequence, s. A model drafter (draft model or EAGLE head) runs k forward passes
@@ -150,6 +170,8 @@ class Setup:
             # steps) stands in
             cost = self.target_cost
             return np.where(k > 0, cost.ngram_overhead + cost.ngram_seq_overhead * batch, 0.0)
+        if self.parallel_drafting:
+            return block_draft_time(self, k, batch, context)
         q1 = self.first_pass_tokens(k)
         fused = self.draft.fusion_params > 0
         graph = self.full_graph_drafts
@@ -214,6 +236,8 @@ class Setup:
             return np.zeros(np.broadcast(np.asarray(batch), np.asarray(prompt_len)).shape)
         if self.cost_ratio is not None:
             return self.cost_ratio * prefill_time(self.target, self.target_cost, batch, prompt_len, self.tp)
+        if self.parallel_drafting and self.draft.kind == "block_head":
+            return block_draft_prefill(self, batch, prompt_len, k)
         batch = np.asarray(batch, dtype=float)
         prompt_len = np.asarray(prompt_len, dtype=float)
         cost = self.draft_cost
@@ -221,7 +245,8 @@ class Setup:
         first = draft_pass(self.draft, cost, batch, prompt_len, 0.0, self.tp, fusion_tokens=fusion)
         extra = (chunks(self.target_cost, batch, prompt_len) - 1.0) * (cost.draft_pass_overhead
                                                                        + repeat_pass(self.draft, cost, self.tp))
-        return first + extra + self.later_passes(k, batch, prompt_len)
+        later = 0.0 if self.parallel_drafting else self.later_passes(k, batch, prompt_len)  # P-EAGLE: one pass
+        return first + extra + later
 
 
 def tpot_speedup(setup: Setup, tokens_per_step, k, batch, context) -> np.ndarray:

@@ -27,7 +27,8 @@ Counts, per layer, as vLLM 0.32 builds each part (paths under vllm/; GEMMs named
   k_norm, rotary, the fp8 quantization, the indexer-cache write, the fp8 MQA logits, their top-k and the weights'
   scaling, around the wq_b, wk and weights_proj GEMMs;
 - Gated-DeltaNet linear attention (`model_executor/layers/mamba/qwen_gdn_linear_attn.py`): the causal conv, the
-  gating, the recurrent kernel and the gated norm, around two input GEMMs and out_proj;
+  gating, the recurrent kernel and the gated norm, around two input GEMMs and out_proj; Mamba2 (mamba_mixer2.py)
+  and KDA (vllm/models/kimi_k3/nvidia/kda.py) are counted alike (conv, gate, scan, norm);
 - dense MLP: SiLU-and-mul between the gate_up and down GEMMs (`llama.py` `LlamaMLP`);
 - MoE (`model_executor/layers/fused_moe/layer.py` `FusedMoE`, `fused_moe.py`, `moe_align_block_size.py`,
   `router/`): the router GEMM (hidden x experts: a few MB, floor-bound) and the activation are small kernels;
@@ -51,6 +52,9 @@ DENSE_MLP = 1
 MOE_SMALL = 2  # router GEMM, activation
 MOE_DISPATCH = 5  # top-k, align/permute, grouped GEMM w13, grouped GEMM w2, combine
 SHARED_EXPERT = 1
+# A DSpark Markov step (v1/worker/gpu/spec_decode/dspark/speculator.py `_sample_sequential`): the markov_w1 gather,
+# the bias add and the sampling around the markov_w2 GEMV (priced by its bytes), plus the draft token's write
+MARKOV_STEP = 4
 DENSE_LAYER_KERNELS = NORMS + ATTENTION["gqa"] + DENSE_MLP  # 6: what `layer_floor_graph` is quoted per
 
 # Minimum durations by generation, relative to Hopper's (H100/H200), for kernels and for the all-reduce: vLLM's rows
@@ -106,11 +110,11 @@ def kernels_per_pass(model: ModelSpec) -> tuple[float, float]:
     the one layer a pass runs). Counts are per layer kind, as above."""
     layers = model.layers_per_pass
     linear = model.linear_layers if model.kind != "mtp_head" else 0
-    attention_layers = layers - linear
+    attention_layers = layers - linear - model.mixerless_layers  # a hybrid's MLP-only blocks run no mixer
     attn = attention_layers * ATTENTION["mla" if model.is_mla else "gqa"] + linear * ATTENTION["linear"]
     attn += (model.index_layers if model.kind != "mtp_head" else min(model.index_layers, 1)) * DSA_INDEXER
     moe = model.moe_layers if model.kind != "mtp_head" else (1 if model.num_experts > 1 else 0)
-    dense = layers - moe
+    dense = layers - moe - model.mlpless_layers
     mlp = dense * DENSE_MLP + moe * (MOE_SMALL + (SHARED_EXPERT if model.shared_expert_intermediate_size else 0))
     return float(layers * NORMS + attn + mlp), float(moe * MOE_DISPATCH)
 

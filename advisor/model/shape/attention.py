@@ -58,12 +58,22 @@ class AttentionCost:
             q = h * self.q_lora_rank + self.q_lora_rank * heads * self.head_dim if self.q_lora_rank else \
                 h * heads * self.head_dim
             nope = self.head_dim - self.qk_rope_head_dim
+            gate = h * heads * self.v_head_dim if self.gated_attention else 0  # Kimi-K3's g_proj
             return (q + h * (self.kv_lora_rank + self.qk_rope_head_dim)
-                    + self.kv_lora_rank * heads * (nope + self.v_head_dim) + heads * self.v_head_dim * h)
+                    + self.kv_lora_rank * heads * (nope + self.v_head_dim) + heads * self.v_head_dim * h + gate)
         kv_heads, head_dim = self._shape(full)
         q_out, kv_out = heads * head_dim, kv_heads * head_dim
-        qkv_in = 2 * h if self.is_eagle3 else h  # EAGLE-3: [embedding, fused state]
-        return qkv_in * (q_out * (2 if self.gated_attention else 1) + 2 * kv_out) + q_out * h
+        return h * (q_out * (2 if self.gated_attention else 1) + 2 * kv_out) + q_out * h
+
+    @property
+    def _eagle3_input_params(self) -> int:
+        """An EAGLE-3 head's first layer reads [embedding, fused state], 2h wide: its qkv projection's second h
+        rows (vllm/model_executor/models/llama_eagle3.py `LlamaDecoderLayer`: qkv input 2h at layer 0 only)."""
+        if not self.is_eagle3:
+            return 0
+        kv_heads, head_dim = self._shape(True)
+        return self.hidden_size * (self.num_heads * head_dim * (2 if self.gated_attention else 1)
+                                   + 2 * kv_heads * head_dim)
 
     @property
     def attention_params_per_layer(self) -> int:
@@ -73,15 +83,21 @@ class AttentionCost:
     @property
     def indexer_params(self) -> int:
         """One DSA indexer: wq_b (q_lora_rank x heads · head_dim) and wk_weights_proj (hidden x (head_dim + heads))
-        (deepseek_v32/attention.py `DeepseekV32Indexer.__init__`)."""
-        return self.q_lora_rank * self.index_heads * self.index_head_dim + \
+        (deepseek_v32/attention.py `DeepseekV32Indexer.__init__`); without a query latent (MiniMax-M3's index_q in
+        its fused qkv_proj, Qwen4-exp's QSA) the queries come from the hidden state."""
+        return (self.q_lora_rank or self.hidden_size) * self.index_heads * self.index_head_dim + \
             self.hidden_size * (self.index_head_dim + self.index_heads)
 
     @property
     def attention_params(self) -> int:
         """Every attention layer's projections and indexers."""
         return (self.full_layers * self._attention_params(True) + self.windowed_layers * self._attention_params(False)
-                + self.index_layers * self.indexer_params)
+                + self.index_layers * self.indexer_params + self._eagle3_input_params)
+
+    @property
+    def kv_layer_shapes(self) -> tuple[tuple[int, int, int], ...]:
+        """(layers, KV heads, head size) of the full and of the windowed GQA layers."""
+        return ((self.full_layers, *self._shape(True)), (self.windowed_layers, *self._shape(False)))
 
     # --- the cache ------------------------------------------------------------------------------------------------
     @property
@@ -107,23 +123,33 @@ class AttentionCost:
 
     def _cache_row_bytes(self, kv_dtype_bytes: float, tp: int, full: bool) -> float:
         """One token's row in one attention layer's cache on one of `tp` GPUs. A sparse MLA layer in fp8 keeps the
-        rope part in bf16 and an fp32 scale per 128 latent values."""
+        rope part in bf16 and an fp32 scale per 128 latent values. A model that fixes its own row format
+        (DeepSeek-V4's fp8_ds_mla) keeps it whatever --kv-cache-dtype says."""
+        if self.fixed_kv_row_bytes:
+            return float(self.fixed_kv_row_bytes)
         if self.index_topk and self.is_mla and kv_dtype_bytes < 2.0:
             return self.kv_lora_rank * (kv_dtype_bytes + SCALE_BYTES / INDEX_QUANT_BLOCK) + \
                 self.qk_rope_head_dim * ROPE_BYTES
         return self.kv_elements_per_layer_token_per_gpu(tp, full) * kv_dtype_bytes
 
     def kv_row_bytes(self, kv_dtype_bytes: float, tp: int = 1, full: bool = True) -> float:
-        """Cache bytes one token adds to one attention layer on one of `tp` GPUs; a DSA model's indexer caches,
-        spread over its full layers, count with them (the indexer is replicated on every GPU)."""
-        index = self.index_layers / self.full_layers * self.index_row_bytes if full and self.index_layers else 0.0
-        return self._cache_row_bytes(kv_dtype_bytes, tp, full) + index
+        """Cache bytes one token adds to one attention layer on one of `tp` GPUs."""
+        return self._cache_row_bytes(kv_dtype_bytes, tp, full)
+
+    def extra_cache_bytes(self, tokens: float, kv_dtype_bytes: float, tp: int = 1) -> float:
+        """What a `tokens`-token sequence holds beyond its full and windowed layers' rows: the compressed caches
+        (one row per `ratio` tokens in each such layer) and the indexers' keys (one per `index_compress` tokens,
+        replicated on every GPU)."""
+        rows = sum(cached * tokens / ratio for ratio, _, cached, _ in self.compressed)
+        index = self.index_layers * tokens / self.index_compress * self.index_row_bytes
+        return rows * self._cache_row_bytes(kv_dtype_bytes, tp, True) + index
 
     def kv_bytes_per_token(self, kv_dtype_bytes: float = 2.0) -> float:
         """Cache bytes one token adds across the attention layers (before any window caps them), e.g. DeepSeek-V3:
         61 layers x (512 + 64) x 2 bytes = 70,272 B in bf16."""
         return (self.full_layers * self.kv_row_bytes(kv_dtype_bytes) +
-                self.windowed_layers * self.kv_row_bytes(kv_dtype_bytes, full=False))
+                self.windowed_layers * self.kv_row_bytes(kv_dtype_bytes, full=False)
+                + self.extra_cache_bytes(1.0, kv_dtype_bytes))
 
     def linear_state_bytes(self, num_spec: int = 0, conv_bytes: float = 2.0) -> float:
         """One sequence's state in all linear-attention layers: the causal conv's last kernel - 1 (+ num_spec) inputs
@@ -142,7 +168,11 @@ class AttentionCost:
         on average half a chunk once past the first (a decode position's offset in its chunk is uniform over a long
         output); a DSA layer attends at most index_topk tokens."""
         context = np.asarray(context, dtype=float)
-        full = self.full_layers * (np.minimum(context, self.index_topk) if self.index_topk else context)
+        sparse = (self.sparse_layers or self.full_layers) if self.index_topk else 0
+        full = (self.full_layers - sparse) * context + sparse * np.minimum(context, self.index_topk)
+        for ratio, layers, _, topk in self.compressed:
+            rows = context / ratio
+            full = full + layers * (np.minimum(rows, topk) if topk else rows)
         windowed = np.zeros_like(context)
         if self.sliding_layers:
             windowed = windowed + self.sliding_layers * np.minimum(context, self.sliding_window)
@@ -157,8 +187,8 @@ class AttentionCost:
         return full + windowed
 
     def _index_reads(self, context: np.ndarray | float) -> np.ndarray:
-        """Context tokens the DSA indexers of one pass score: every cached token, in every indexer layer."""
-        return self.index_layers * np.asarray(context, dtype=float) * self.pass_fraction
+        """Context keys the DSA indexers of one pass score: every cached key, in every indexer layer."""
+        return self.index_layers * np.asarray(context, dtype=float) / self.index_compress * self.pass_fraction
 
     def kv_bytes_read(self, context: np.ndarray | float, kv_dtype_bytes: float = 2.0) -> np.ndarray:
         """Bytes one sequence reads per pass at `context` tokens (see `kv_bytes_read_per_gpu`), on one GPU."""

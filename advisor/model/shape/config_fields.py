@@ -17,14 +17,23 @@ POSITIVE = ("hidden_size", "num_attention_heads", "num_hidden_layers", "vocab_si
             "num_experts", "n_routed_experts", "num_experts_per_tok", "experts_per_token", "sliding_window",
             "sliding_window_pattern", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim",
             "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
-            "linear_conv_kernel_dim", "full_attention_interval", "decoder_sparse_step", "moe_layer_freq",
+            "linear_conv_kernel_dim", "full_attention_interval", "decoder_sparse_step",
             "interleave_moe_layer_step", "intermediate_size_mlp", "attention_chunk_size", "draft_vocab_size")
 # issue 39's model types: DSA indexers, Gemma-4's global layers and MoE, Hy3's experts
 POSITIVE += ("index_topk", "index_n_heads", "index_head_dim", "index_topk_freq", "global_head_dim",
              "num_global_key_value_heads", "top_k_experts", "expert_hidden_dim")
+# issue 47's layer kinds: Mamba2, latent MoE, DeepSeek-V4's low-rank output, MiMo's two head shapes, QSA,
+# hyper-connections, n-gram tables
+POSITIVE += ("mamba_num_heads", "mamba_head_dim", "n_groups", "ssm_state_size", "conv_kernel", "moe_latent_size",
+             "moe_shared_expert_intermediate_size", "routed_expert_hidden_size", "o_lora_rank", "o_groups",
+             "attention_head_dim", "swa_num_key_value_heads", "swa_head_dim", "swa_v_head_dim", "indexer_budget",
+             "indexer_n_heads", "indexer_head_dim", "dense_intermediate_size", "share_expert_dim",
+             "num_experts_per_token", "hc_count", "hc_lowrank", "hc_mult", "indexer_compress_ratio", "ngram_size",
+             "heads_per_ngram", "ngram_vocab_size_base", "ple_embed_dim", "engram_head_dim", "model_max_length")
 NON_NEGATIVE = ("q_lora_rank", "n_shared_experts", "first_k_dense_replace", "shared_expert_intermediate_size",
                 "num_nextn_predict_layers", "mtp_num_hidden_layers")
-NON_NEGATIVE += ("num_shared_experts", "index_skip_topk_offset")
+NON_NEGATIVE += ("num_shared_experts", "index_skip_topk_offset", "num_mtp_modules", "block_size",
+                 "dspark_block_size")
 FLAGS = ("tie_word_embeddings", "use_sliding_window", "attn_output_gate")
 LARGEST = 2**31 - 1
 _EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts")
@@ -53,6 +62,11 @@ def check_fields(cfg: dict[str, Any], name: str) -> None:
     if heads is not None and kv_heads is not None and (kv_heads > heads or heads % kv_heads):
         raise InputError(f"config.json for {name!r}: num_key_value_heads {kv_heads} must divide "
                          f"num_attention_heads {heads}")
+    freq = cfg.get("moe_layer_freq")  # a period (deepseek_v2.py) or one 0/1 per layer (MiniMax-M3, MiMo-V2)
+    if freq is not None and not ((type(freq) is int and 1 <= freq <= LARGEST) or
+                                 (isinstance(freq, list) and all(f in (0, 1) and type(f) is int for f in freq))):
+        raise InputError(f"config.json for {name!r}: moe_layer_freq must be a whole number >= 1 or a list of 0/1 per "
+                         f"layer, got {freq!r:.60}")
     types, layers = cfg.get("layer_types"), cfg.get("num_hidden_layers")
     if types is not None and layers is not None and (not isinstance(types, list) or len(types) != layers):
         raise InputError(f"config.json for {name!r}: layer_types must list num_hidden_layers = {layers} layers, "

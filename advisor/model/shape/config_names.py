@@ -94,7 +94,8 @@ def rope_factors(cfg: dict[str, Any], name: str) -> list[tuple[str, float]]:
         if not isinstance(each, dict):
             continue  # a layer type saved with no RoPE (null)
         factor = each.get("factor", 1.0)
-        if factor is not None and (isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor <= 0):
+        if factor is not None and (isinstance(factor, bool) or not isinstance(factor, (int, float)) or
+                                   not 0 < factor < float("inf")):
             raise InputError(f"config.json for {name!r}: the RoPE scaling factor must be a positive number, "
                              f"got {factor!r}")
         found.append((str(each.get("rope_type", each.get("type", "default"))), float(factor or 1.0)))

@@ -1,6 +1,8 @@
 """config.json -> ModelSpec, read the way vLLM's model code reads it (vllm/model_executor/models/<file>.py, named
-per model type below). Only the model types listed in SUPPORTED_MODEL_TYPES are read: any other is refused by name,
-never approximated by dense-Llama arithmetic.
+per model type below). The model types in SUPPORTED_MODEL_TYPES have readers of their own; the 2026 types
+(architectures_2026.DESCRIBED_2026), and any model_type this project has never seen, are read by their layer kinds
+(kinds_reader): a config whose layers are all kinds modelled here is read whatever its model_type, and one naming a
+kind that is not is refused by that kind, in one line.
 """
 
 from __future__ import annotations
@@ -9,8 +11,11 @@ from typing import Any
 
 from advisor.errors import InputError
 from advisor.model.shape.architectures import READERS, count, dsa_indexer, layer_types
+from advisor.model.shape.architectures_2026 import read_2026
 from advisor.model.shape.config_fields import FLAGS, check_blocks, check_fields
 from advisor.model.shape.config_names import normalise, rope_factors
+from advisor.model.shape.draft_heads import block_drafter
+from advisor.model.shape.mixers import SSM_DTYPE_BYTES, gated_deltanet, ssm_bytes
 from advisor.model.shape.modelspec import ModelSpec
 from advisor.model.shape.quantization import from_quantization_config
 from advisor.vllm.defaults import derived_max_model_len
@@ -46,9 +51,7 @@ SUPPORTED_MODEL_TYPES = {
     "llama4": "Llama-4 Scout/Maverick: MoE + shared expert, chunked local attention 3:1 (llama4.py)",
     "llama4_text": "Llama-4 text-only (llama4.py)",
 }
-# Qwen3.5's mamba_ssm_dtype -> the recurrent state's bytes ("auto", absent: the model's 16-bit dtype;
-# vllm/model_executor/models/config.py `Qwen3_5ForConditionalGenerationConfig`)
-SSM_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "auto": 2}
+__all__ = ["SSM_DTYPE_BYTES", "SUPPORTED_MODEL_TYPES", "model_type_of", "spec_from_config"]
 # A config without model_type (hand-written, or an EAGLE head's) is read by its architecture, as vLLM's registry does
 # (vllm/model_executor/models/registry.py)
 _ARCHITECTURES = {"LlamaForCausalLM": "llama", "EagleLlamaForCausalLM": "llama", "LlamaForCausalLMEagle3": "llama",
@@ -56,23 +59,45 @@ _ARCHITECTURES = {"LlamaForCausalLM": "llama", "EagleLlamaForCausalLM": "llama",
                   "Qwen3ForCausalLM": "qwen3", "MixtralForCausalLM": "mixtral", "DeepseekV3ForCausalLM": "deepseek_v3",
                   "Qwen3MoeForCausalLM": "qwen3_moe", "GptOssForCausalLM": "gpt_oss",
                   "DeepseekV32ForCausalLM": "deepseek_v32", "GlmMoeDsaForCausalLM": "glm_moe_dsa",
-                  "MiniMaxM2ForCausalLM": "minimax_m2", "HYV3ForCausalLM": "hy_v3", "Gemma4ForCausalLM": "gemma4_text"}
+                  "MiniMaxM2ForCausalLM": "minimax_m2", "HYV3ForCausalLM": "hy_v3", "Gemma4ForCausalLM": "gemma4_text",
+                  "NemotronHForCausalLM": "nemotron_h", "DeepseekV4ForCausalLM": "deepseek_v4",
+                  "KimiLinearForCausalLM": "kimi_linear", "MiMoV2FlashForCausalLM": "mimo_v2_flash"}
 # Multimodal wrappers whose language model sits in text_config (kimi_k25.py builds Kimi-K2.5's from text_config, a
 # DeepSeek-V3-architecture kimi_k2 config; a text_config without its own model_type is read as the wrapper names)
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen3_5": "qwen3_5_text",
-             "qwen3_5_moe": "qwen3_5_moe_text", "gemma4": "gemma4_text", "kimi_k25": "kimi_k2"}
+             "qwen3_5_moe": "qwen3_5_moe_text", "gemma4": "gemma4_text", "kimi_k25": "kimi_k2",
+             "kimi_k3": "kimi_linear", "qwen4_exp": "qwen4_exp_text", "deepseek_v41": "deepseek_v41_text"}
+# Architectures a config of a model_type without a reader of its own may name: a decoder that generates text
+_GENERATIVE = ("ForCausalLM", "ForConditionalGeneration", "LMHeadModel", "DraftModel", "DSparkModel", "Eagle3")
 
 
-def _kind(cfg: dict[str, Any]) -> str:
+def _kind(cfg: dict[str, Any], block=None) -> str:
     """An EAGLE head, as vLLM recognises one from its config: an architecture named for EAGLE (EagleLlamaForCausalLM,
     LlamaForCausalLMEagle3, ...) or a reduced draft vocabulary (`draft_vocab_size`, EAGLE-3). A plain one-layer
-    config can be an EAGLE-1 head too; that is only known from --method eagle (resolve.check_pair)."""
+    config can be an EAGLE-1 head too; that is only known from --method eagle (resolve.check_pair). A DFlash or
+    DSpark drafter (`draft_heads.block_drafter`) is a block head."""
+    if block is not None and block.method != "eagle3":
+        return "block_head"
     eagle_arch = any("eagle" in str(a).lower() for a in cfg.get("architectures") or ())
     return "eagle_head" if eagle_arch or cfg.get("draft_vocab_size") else "model"
 
 
-def _architecture(cfg: dict[str, Any], model_type: str, layers: int, hidden: int, need) -> dict[str, Any]:
+def _check_unknown(config: dict[str, Any], cfg: dict[str, Any], model_type: str, name: str) -> None:
+    """A model_type without a reader of its own is read by its layer kinds only if it is a text decoder with
+    attention heads; anything else is refused here, by what it is."""
+    archs = [str(a) for a in config.get("architectures") or cfg.get("architectures") or ()]
+    what = f"model_type {model_type or '(none)'!r} ({', '.join(archs) or 'no architectures'})"
+    if archs and not any(a.endswith(_GENERATIVE) for a in archs):
+        raise InputError(f"{name!r}: {what} is not a text decoder vLLM generates with: not modelled")
+    if cfg.get("num_attention_heads") is None:
+        raise InputError(f"{name!r}: {what} has no attention layers (num_attention_heads) and no layer kinds this "
+                         "reader knows: not modelled (`specadvisor list models` names the readers)")
+
+
+def _architecture(cfg: dict[str, Any], model_type: str, layers: int, hidden: int, need, name: str) -> dict[str, Any]:
     """The fields that differ by model type (`need` reads a required key)."""
+    if model_type not in SUPPORTED_MODEL_TYPES:
+        return read_2026(cfg, model_type, layers, hidden, need, name)
     out: dict[str, Any] = {}
     get = cfg.get
     if model_type in ("gemma2", "mistral", "qwen2", "qwen3", "llama", "gemma", "mixtral", "qwen2_moe", "qwen3_moe"):
@@ -101,7 +126,7 @@ def _architecture(cfg: dict[str, Any], model_type: str, layers: int, hidden: int
     if model_type in ("deepseek_v2", "deepseek_v3", "kimi_k2", "glm4_moe", "deepseek_v32", "glm_moe_dsa"):
         # deepseek_v2.py / glm4_moe.py: layers from first_k_dense_replace on are MoE (moe_layer_freq 1 in these
         # models), with n_shared_experts x moe_intermediate_size of shared expert
-        if int(get("moe_layer_freq") or 1) != 1:
+        if get("moe_layer_freq") not in (None, 1):
             raise InputError(f"{model_type} with moe_layer_freq {get('moe_layer_freq')} is not modelled")
         moe_width = int(need("moe_intermediate_size"))
         out.update(num_experts=int(need("n_routed_experts")), experts_per_token=int(need("num_experts_per_tok")),
@@ -122,21 +147,10 @@ def _architecture(cfg: dict[str, Any], model_type: str, layers: int, hidden: int
         # conv_dim x kernel, A_log and dt_bias per v head, out_proj value_dim x h; conv_dim = 2 key_dim + value_dim
         types = layer_types(cfg, layers, int(get("full_attention_interval") or 4), "linear_attention",
                              "full_attention")
-        k_heads, v_heads = int(need("linear_num_key_heads")), int(need("linear_num_value_heads"))
-        k_dim, v_dim, kernel = int(need("linear_key_head_dim")), int(need("linear_value_head_dim")), \
-            int(need("linear_conv_kernel_dim"))
-        key, value = k_heads * k_dim, v_heads * v_dim
-        conv = 2 * key + value
-        out.update(linear_layers=count(types, "linear_attention"), linear_conv_channels=conv,
-                   linear_conv_kernel=kernel, linear_state_elements=v_heads * v_dim * k_dim,
-                   linear_mixer_params=hidden * (2 * key + 2 * value) + hidden * 2 * v_heads + conv * kernel
-                   + 2 * v_heads + v_dim + value * hidden,
+        out.update(gated_deltanet(cfg, hidden, need), linear_layers=count(types, "linear_attention"),
                    gated_attention=bool(get("attn_output_gate", True)))
     if model_type in ("qwen3_5_text", "qwen3_5_moe_text"):  # vLLM reads mamba_ssm_dtype for Qwen3.5 only
-        ssm = str(get("mamba_ssm_dtype") or "auto")
-        if ssm not in SSM_DTYPE_BYTES:
-            raise InputError(f"mamba_ssm_dtype {ssm!r} is not one of {', '.join(SSM_DTYPE_BYTES)}")
-        out["linear_state_dtype_bytes"] = SSM_DTYPE_BYTES[ssm]
+        out["linear_state_dtype_bytes"] = ssm_bytes(cfg, "mamba_ssm_dtype")
     if model_type == "llama4_text":
         # llama4.py: layer i is MoE when (i + 1) % interleave_moe_layer_step == 0, else a dense MLP of
         # intermediate_size_mlp; each MoE layer has one shared expert as wide as an expert; layers with
@@ -177,10 +191,8 @@ def spec_from_config(config: dict[str, Any], name: str, hf_id: str | None = None
             raise InputError(f"config.json for {name!r} has no {key!r}: is it a decoder-only language model?")
         return cfg[key]
 
-    if model_type not in SUPPORTED_MODEL_TYPES:  # before any key: a Mamba config is not a Llama with keys missing
-        arch = ", ".join(map(str, config.get("architectures") or ())) or "no architectures"
-        raise InputError(f"{name!r}: model_type {model_type or '(none)'!r} ({arch}) is not modelled; supported: "
-                         f"{', '.join(SUPPORTED_MODEL_TYPES)} (`specadvisor list models`)")
+    if model_type not in SUPPORTED_MODEL_TYPES:  # before any key: an encoder or a Mamba-1 is not read as a Llama
+        _check_unknown(config, cfg, model_type, name)
     wrapped, written = cfg is not config, cfg
     cfg = normalise(written, model_type, name)  # one name per field, whoever wrote it
     check_fields({key: cfg.get(key) for key in written}, name)  # errors name the key the file holds
@@ -188,12 +200,18 @@ def spec_from_config(config: dict[str, Any], name: str, hf_id: str | None = None
         check_fields({key: config[key] for key in FLAGS if key in config}, name)
     try:
         hidden, heads = int(need("hidden_size")), int(need("num_attention_heads"))
-        layers = int(need("num_hidden_layers"))
+        pattern = cfg.get("hybrid_override_pattern") or cfg.get("layers_block_type")  # Nemotron-H: one per block
+        layers = int(cfg["num_hidden_layers"]) if cfg.get("num_hidden_layers") is not None or not pattern else \
+            len(pattern)
+        block = block_drafter(cfg, name)
+        # vLLM takes model_max_length where a config has it (transformers 5 writes Kimi-Linear's length so:
+        # vllm/transformers_utils/model_arch_config_convertor.py), else max_position_embeddings
+        positions = cfg.get("model_max_length") or cfg.get("max_position_embeddings")
         fields: dict[str, Any] = {
             "name": meta.get("name", name),
             "hf_id": hf_id or meta.get("hf_id", name),
             "family": meta.get("family", cfg.get("model_type", "unknown")),
-            "kind": meta.get("kind", "model" if wrapped else _kind(config)),
+            "kind": meta.get("kind", "model" if wrapped else _kind(config, block)),
             "vocab_size": int(need("vocab_size")),
             "hidden_size": hidden,
             "num_layers": layers,
@@ -209,17 +227,17 @@ def spec_from_config(config: dict[str, Any], name: str, hf_id: str | None = None
             "lm_head_vocab": int(cfg["draft_vocab_size"]) if cfg.get("draft_vocab_size") else None,
             "published_params_b": meta.get("published_params_b"),
             "trained_for": str(meta.get("target", "")),
-            "max_context": derived_max_model_len(cfg["max_position_embeddings"], rope_factors(cfg, name), model_type)
-            if cfg.get("max_position_embeddings") else None,
+            "max_context": derived_max_model_len(positions, rope_factors(cfg, name), model_type) if positions else None,
         }
-        fields.update(_architecture(cfg, model_type, layers, hidden, need))
+        fields.update(_architecture(cfg, model_type, layers, hidden, need, name), block=block)
         quant = config.get("quantization_config") or cfg.get("quantization_config")
         if quant:
             checkpoint = from_quantization_config(quant, name)
             fields.update(quantization=checkpoint.method, quantized_dtype=checkpoint.weight_dtype,
-                          unquantized=checkpoint.unquantized)
+                          unquantized=checkpoint.unquantized,
+                          part_formats=checkpoint.part_formats + tuple(fields.get("part_formats", ())))
         return ModelSpec(**fields)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError, KeyError, AttributeError) as exc:
         if isinstance(exc, InputError):
             raise
-        raise InputError(f"config.json for {name!r} has a malformed or missing value: {exc}") from None
+        raise InputError(f"config.json for {name!r} has a malformed or missing value: {exc!s:.200}") from None

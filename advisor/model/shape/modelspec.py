@@ -4,8 +4,10 @@ parameters, weight bytes, KV-cache bytes, FLOPs.
 Counts follow the transformer arithmetic of Kaplan et al. 2020 (Table 1) and Chowdhery et al. 2022 (PaLM,
 App. B): a forward pass costs 2 FLOPs per parameter per token (one multiply, one add) plus attention,
 4 · n_heads · head_dim FLOPs per layer per token of context (QKᵀ and AV are each 2 · d_attn · context).
-Layers come in kinds, each counted as vLLM's model code builds it: full, sliding-window or chunked-local attention
-(GQA, or MLA's latent cache), Gated-DeltaNet linear attention with a constant state, and dense or MoE MLPs.
+Layers come in kinds, each counted as vLLM's model code builds it: full, sliding-window, chunked-local, block-sparse
+or compressed attention (GQA, or MLA's latent cache), linear attention with a constant state (Gated DeltaNet, KDA,
+Mamba2), and dense or MoE MLPs; a hybrid's block may hold a mixer or an MLP alone (Nemotron-H). Weights:
+advisor.model.shape.weights; the cache: advisor.model.shape.attention.
 """
 
 from __future__ import annotations
@@ -16,20 +18,23 @@ import numpy as np
 
 from advisor.errors import InputError
 from advisor.model.shape.attention import AttentionCost
-from advisor.model.shape.quantization import bytes_per_weight, quantized_parts
+from advisor.model.shape.draft_heads import BlockDrafter
+from advisor.model.shape.weights import WIDE_BYTES, WeightCost
 
-WIDE_BYTES = 2.0  # embeddings, lm_head, routers, EAGLE heads and unquantized weights: 16 bit
+__all__ = ["KINDS", "WIDE_BYTES", "ModelSpec"]
 # "mtp_head": a model's own MTP layers run as the drafter (vllm/model_executor/models/deepseek_mtp.py): decoder blocks
-# of the target's type behind a 2h x h fusion (eh_proj), sharing the target's embedding and lm_head.
-KINDS = ("model", "eagle_head", "mtp_head")
+# of the target's type behind a 2h x h fusion (eh_proj), sharing the target's embedding and lm_head. "block_head": a
+# DFlash or DSpark drafter (advisor.model.shape.draft_heads): its layers over a block of mask queries, context K/V
+# projected from the target's hidden states, the target's embedding and lm_head shared.
+KINDS = ("model", "eagle_head", "mtp_head", "block_head")
 
 
 @dataclass(frozen=True, slots=True)
-class ModelSpec(AttentionCost):
+class ModelSpec(AttentionCost, WeightCost):
     name: str  # display name
     hf_id: str  # what `vllm serve` is given: a Hugging Face repo id or a local directory
     family: str  # tokenizer family; draft and target must share one (vLLM checks vocab_size)
-    kind: str  # "model", "eagle_head" (an EAGLE draft head riding on the target's hidden states) or "mtp_head"
+    kind: str  # KINDS: "model", "eagle_head" (an EAGLE head on the target's hidden states), "mtp_head", "block_head"
     vocab_size: int
     hidden_size: int
     num_layers: int
@@ -56,6 +61,7 @@ class ModelSpec(AttentionCost):
     index_layers: int = 0  # layers with an indexer of their own (GLM-5.2's others reuse the previous one's top-k)
     index_heads: int = 0  # index_n_heads
     index_head_dim: int = 0  # index_head_dim: the indexer's key (cached in fp8 with its scales) and query head size
+    sparse_layers: int = 0  # full layers that attend only the index_topk tokens (0: all of them, as DSA's)
     q_lora_rank: int = 0  # 0: queries projected straight from the hidden state
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
@@ -81,6 +87,25 @@ class ModelSpec(AttentionCost):
     quantization: str | None = None  # vLLM's quant_method
     quantized_dtype: str | None = None  # a format name of advisor.model.shape.quantization ("fp8", "int4-g128", ...)
     unquantized: tuple[str, ...] = ()  # quantization.PARTS the checkpoint keeps in 16 bit
+    part_formats: tuple[tuple[str, str], ...] = ()  # mixed precision: (part, format) stored unlike quantized_dtype
+    # Hybrid blocks (Nemotron-H's hybrid_override_pattern: each block a Mamba2 mixer, an attention, an MoE or an MLP)
+    mixerless_layers: int = 0  # blocks with an MLP and no token mixer
+    mlpless_layers: int = 0  # blocks with a token mixer and no MLP
+    mlp_projections: int = 3  # matrices per MLP and per expert: 3 gated (SwiGLU), 2 plain (relu2 up and down)
+    expert_hidden_size: int = 0  # latent MoE: the width the routed experts run at (0: hidden_size)
+    mixer_params: int = 0  # the attention layers' projections as the reader counted them (0: from the shape above)
+    lookup_params: int = 0  # tables gathered by token and never streamed (n-gram embeddings: Qwen4-exp PLE, Engram)
+    # 16-bit decoder weights outside the parts above, streamed every pass and never quantized (hyper-connection
+    # mixing maps, DeepSeek-V4's KV compressors, n-gram projections)
+    wide_params: int = 0
+    # Compressed caches beside a sliding window (DeepSeek-V4 `compress_ratios`), per ratio: (ratio, layers attending
+    # them, layers caching them, top-k): one latent row per `ratio` tokens, attended whole (top-k 0) or the top-k its
+    # indexer picks (V4.1's layers read the cache of a source layer below them)
+    compressed: tuple[tuple[int, int, int, int], ...] = ()
+    index_compress: float = 1.0  # the indexers cache one key per this many tokens (DeepSeek-V4, Qwen4-exp QSA: 4)
+    fixed_kv_row_bytes: int = 0  # a cache row whose format the model fixes whatever --kv-cache-dtype (0: not fixed)
+    block: BlockDrafter | None = None  # a DFlash/DSpark head, or an EAGLE-3 head that drafts in parallel (P-EAGLE)
+    dspark_block: int = 0  # the block of a target's own DSpark stages (DeepSeek-V4.1's dspark_block_size); 0: none
 
     def __post_init__(self) -> None:
         for field in ("vocab_size", "hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim",
@@ -91,9 +116,11 @@ class ModelSpec(AttentionCost):
             raise InputError(f"model {self.name!r}: num_attention_heads must be a multiple of num_key_value_heads")
         if self.kind not in KINDS:
             raise InputError(f"model {self.name!r}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
-        if self.linear_layers >= self.num_layers or self.dense_layers > self.num_layers or \
-                self.sliding_layers + self.chunked_layers > self.num_layers - self.linear_layers or \
-                self.index_layers > self.num_layers:
+        mixers = self.num_layers - self.linear_layers - self.mixerless_layers
+        if mixers < 1 or self.dense_layers + self.mlpless_layers > self.num_layers or \
+                self.sliding_layers + self.chunked_layers > mixers or self.index_layers > self.num_layers or \
+                self.mlp_projections not in (2, 3) or (self.kind == "block_head") != (
+                    self.block is not None and self.block.method != "eagle3"):
             raise InputError(f"model {self.name!r}: its layer kinds add up to more than its {self.num_layers} layers")
 
     # --- layers -----------------------------------------------------------------------------------------
@@ -108,12 +135,12 @@ class ModelSpec(AttentionCost):
 
     @property
     def kv_layers(self) -> int:
-        """Layers with a KV cache: all but the linear-attention ones."""
-        return self.num_layers - self.linear_layers
+        """Layers with a KV cache: all but the linear-attention ones and the blocks without a mixer."""
+        return self.num_layers - self.linear_layers - self.mixerless_layers
 
     @property
     def moe_layers(self) -> int:
-        return self.num_layers - self.dense_layers if self.num_experts > 1 else 0
+        return self.num_layers - self.dense_layers - self.mlpless_layers if self.num_experts > 1 else 0
 
     @property
     def pass_fraction(self) -> float:
@@ -125,38 +152,14 @@ class ModelSpec(AttentionCost):
     def layers_per_pass(self) -> int:
         return 1 if self.kind == "mtp_head" else self.num_layers
 
+    # --- what a drafter fuses ----------------------------------------------------------------------------
     @property
-    def expert_params_per_layer(self) -> int:
-        """One gated MLP (SwiGLU/GeGLU: gate, up, down projections) per expert."""
-        return 3 * self.hidden_size * self.intermediate_size
-
-    def part_params(self, experts_touched: float | np.ndarray | None = None) -> dict[str, float | np.ndarray]:
-        """Decoder weights of all layers by quantization part (`quantization.PARTS`, plus the 16-bit routers), with
-        `experts_touched` routed experts per MoE layer (default all)."""
-        h = self.hidden_size
-        experts = self.num_experts if experts_touched is None else experts_touched
-        dense_width = self.dense_intermediate_size or self.intermediate_size
-        return {
-            "attention": self.attention_params + self.linear_layers * self.linear_mixer_params,
-            "mlp": ((self.num_layers - self.moe_layers) * 3 * h * dense_width
-                    + self.moe_layers * 3 * h * self.shared_expert_intermediate_size),
-            "experts": self.moe_layers * experts * self.expert_params_per_layer,
-            "router": self.moe_layers * h * self.num_experts,
-        }
-
-    def decoder_params(self, experts_touched: float | np.ndarray | None = None) -> float | np.ndarray:
-        return sum(self.part_params(experts_touched).values())
-
-    # --- parameters -------------------------------------------------------------------------------------
-    @property
-    def embedding_params(self) -> int:
-        """The input table. An EAGLE or MTP head borrows the target's, so it owns none."""
-        return 0 if self.kind != "model" else self.vocab_size * self.hidden_size
-
-    @property
-    def lm_head_params(self) -> int:
-        """The output projection (an EAGLE-1 head uses the target's; it still costs a read): vocabulary x hidden."""
-        return (self.lm_head_vocab or self.vocab_size) * self.hidden_size
+    def context_kv_params(self) -> int:
+        """A DFlash/DSpark head's k and v projections, run a second time over every context token to write the
+        draft's KV cache from the target's hidden states (qwen3_dflash.py `_project_context_kv`); 0 for any other."""
+        if self.kind != "block_head":
+            return 0
+        return sum(layers * self.hidden_size * 2 * heads * dim for layers, heads, dim in self.kv_layer_shapes)
 
     @property
     def fusion_params(self) -> int:
@@ -165,10 +168,22 @@ class ModelSpec(AttentionCost):
         EAGLE-3 fuses three target layers' states, 3h x h, once per proposal on the first pass's tokens
         (llama_eagle3.py, `combine_hidden_states`, called by vllm/v1/spec_decode/llm_base_proposer.py `propose`).
         An MTP layer's eh_proj is 2h x h over cat(normed embedding, normed previous hidden state), in every pass
-        (vllm/model_executor/models/deepseek_mtp.py, `DeepSeekMultiTokenPredictorLayer.forward`)."""
+        (vllm/model_executor/models/deepseek_mtp.py, `DeepSeekMultiTokenPredictorLayer.forward`). A DFlash/DSpark
+        head fuses its target layers, taps·h x h, and projects the result into its K/V (`context_kv_params`), over
+        the context tokens of each step."""
         if self.kind == "model":
             return 0
+        if self.kind == "block_head":
+            return self.block.taps * self.hidden_size * self.hidden_size + self.context_kv_params
         return (3 if self.is_eagle3 else 2) * self.hidden_size * self.hidden_size
+
+    @property
+    def head_extra_params(self) -> int:
+        """A DSpark head's Markov head (markov_w1 V x r, gathered; markov_w2 r x V) and confidence head (h + r)."""
+        if self.block is None or not self.block.markov_rank:
+            return 0
+        rank = self.block.markov_rank
+        return 2 * self.vocab_size * rank + (self.hidden_size + rank if self.block.confidence_head else 0)
 
     @property
     def fuses_every_pass(self) -> bool:
@@ -179,21 +194,10 @@ class ModelSpec(AttentionCost):
     @property
     def owns_lm_head(self) -> bool:
         """An MTP head's shared_head.head is replaced by the target's lm_head at load (vllm/v1/spec_decode/
-        llm_base_proposer.py `_maybe_share_lm_head`: "Detected MTP model"), as is an EAGLE-1 head's."""
-        return not self.tied_embeddings and not (self.kind == "mtp_head" or
+        llm_base_proposer.py `_maybe_share_lm_head`: "Detected MTP model"), as is an EAGLE-1 head's and a DFlash or
+        DSpark head's of the target's vocabulary (v1/worker/gpu/spec_decode/dflash/utils.py `load_dflash_model`)."""
+        return not self.tied_embeddings and not (self.kind in ("mtp_head", "block_head") or
                                                  (self.kind == "eagle_head" and self.lm_head_vocab is None))
-
-    @property
-    def total_params(self) -> int:
-        """Every weight that must sit in memory (an MTP head: each of its layers with its eh_proj)."""
-        fusion = self.fusion_params * (self.num_layers if self.kind == "mtp_head" else 1)
-        return int(self.decoder_params() + self.embedding_params
-                   + (self.lm_head_params if self.owns_lm_head else 0) + fusion)
-
-    @property
-    def active_params(self) -> int:
-        """Weights one token multiplies by (MoE: only its top-k experts). The embedding is a gather, not a matmul."""
-        return int(self.decoder_params(self.experts_per_token) + self.lm_head_params + self.fusion_params)
 
     def mtp_draft(self) -> ModelSpec:
         """The model's own MTP layers as a drafter: decoder blocks of its MoE/attention type (DeepSeek-V3's is an
@@ -204,52 +208,7 @@ class ModelSpec(AttentionCost):
                              "config.json): --method mtp needs a model trained with them")
         return replace(self, name=f"{self.name} MTP", kind="mtp_head", num_layers=self.mtp_layers, mtp_layers=0,
                        dense_layers=0, linear_layers=0, sliding_layers=0, chunked_layers=0, sliding_window=None,
-                       index_layers=self.mtp_layers if self.index_topk else 0,
+                       mixerless_layers=0, mlpless_layers=0, compressed=(), lookup_params=0, wide_params=0,
+                       mixer_params=0 if not self.mixer_params else self.mixer_params // self.num_layers,
+                       index_layers=self.mtp_layers if self.index_topk else 0, dspark_block=0,
                        tied_embeddings=False, published_params_b=None, trained_for=self.name)
-
-    # --- bytes ------------------------------------------------------------------------------------------
-    def _part_bytes(self, parts: dict, dtype: str) -> float | np.ndarray:
-        quantized, narrow = quantized_parts(dtype, self.unquantized), bytes_per_weight(dtype)
-        return sum(v * (narrow if k in quantized else WIDE_BYTES) for k, v in parts.items())
-
-    def weight_bytes(self, dtype: str = "bf16") -> float:
-        """Bytes in memory with the decoder's quantized parts in `dtype` (a `quantization` format name); embeddings,
-        lm_head, routers and fusion layers stay 16 bit."""
-        rest = self.total_params - self.decoder_params()
-        return float(self._part_bytes(self.part_params(), dtype) + rest * WIDE_BYTES)
-
-    def experts_touched(self, tokens: np.ndarray | float) -> np.ndarray | float:
-        """Expected experts per layer that at least one of `tokens` routes to, assuming uniform top-k routing:
-        an expert is missed by one token with probability 1 - k/E, by all of them with (1 - k/E)^tokens.
-        This is why verifying k+1 tokens on an MoE reads several times the weights of one decode step."""
-        if self.num_experts == 1:
-            return np.ones_like(np.asarray(tokens, dtype=float))
-        miss = 1.0 - self.experts_per_token / self.num_experts
-        return self.num_experts * (1.0 - miss ** np.asarray(tokens, dtype=float))
-
-    def expert_calls(self, tokens: np.ndarray | float) -> np.ndarray | float:
-        """Routed experts one forward pass over `tokens` tokens runs, summed over the MoE layers it runs
-        (`experts_touched` each; an MTP head's pass runs one layer): the grouped GEMMs' per-expert work. 0 for a
-        dense model."""
-        return self.moe_layers * self.pass_fraction * np.where(self.num_experts > 1, self.experts_touched(tokens), 0.0)
-
-    def weight_bytes_read(self, tokens: np.ndarray | float, dtype: str = "bf16") -> np.ndarray:
-        """Bytes of weights one forward step over `tokens` tokens streams from memory (embedding rows are
-        gathered, not streamed; the lm_head and any fusion layer are streamed in full)."""
-        return (self.layer_weight_bytes_read(tokens, dtype) + self.lm_head_bytes(dtype)
-                + self.fusion_params * WIDE_BYTES)
-
-    def expert_weight_bytes_read(self, tokens: np.ndarray | float, dtype: str = "bf16") -> np.ndarray:
-        """The routed experts' share of `layer_weight_bytes_read`: what the grouped GEMMs stream (0 for a dense
-        model), the part of a pass that hides under the MoE kernels' floors at small batch."""
-        experts = {"experts": self.part_params(self.experts_touched(tokens))["experts"]}
-        return self._part_bytes(experts, dtype) * self.pass_fraction
-
-    def layer_weight_bytes_read(self, tokens: np.ndarray | float, dtype: str = "bf16") -> np.ndarray:
-        """Bytes of the decoder layers' weights a forward over `tokens` tokens streams (MoE: the experts touched)."""
-        return self._part_bytes(self.part_params(self.experts_touched(tokens)), dtype) * self.pass_fraction
-
-    def lm_head_bytes(self, dtype: str = "bf16") -> float:
-        """The output projection's bytes: 16 bit in every format (AWQ/GPTQ, fp8, NVFP4 and MXFP4 checkpoints leave
-        lm_head unquantized; vLLM's ParallelLMHead takes no quantization method from them)."""
-        return self.lm_head_params * WIDE_BYTES

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.errors import InputError
+from advisor.model.shape.mixed_precision import mixed_formats
 
 PARTS = ("attention", "mlp", "experts")  # attention/linear mixers; dense MLPs and shared experts; routed experts
 
@@ -124,6 +125,7 @@ class CheckpointQuantization:
     method: str  # quant_method as vLLM reads it
     weight_dtype: str  # the format of the quantized parts
     unquantized: tuple[str, ...] = ()  # PARTS the checkpoint leaves in 16 bit
+    part_formats: tuple[tuple[str, str], ...] = ()  # mixed precision: (part, format) stored unlike weight_dtype
 
 
 def served_weight_dtype(checkpoint: CheckpointQuantization | None, flag: str | None, model: str) -> str:
@@ -188,7 +190,10 @@ def from_quantization_config(qc: dict[str, Any], model: str) -> CheckpointQuanti
         ignore = list(inner.get("exclude_modules") or ignore)
         if algo in ("FP8", "NVFP4"):
             return CheckpointQuantization("modelopt", "fp8" if algo == "FP8" else "nvfp4", _parts_named(ignore))
-        raise InputError(f"{model}: modelopt quant_algo {algo!r} is not modelled (FP8 and NVFP4 are)")
+        if algo == "MIXED_PRECISION":
+            main, others, unquantized = mixed_formats(inner, model)
+            return CheckpointQuantization("modelopt", main, unquantized, others)
+        raise InputError(f"{model}: modelopt quant_algo {algo!r} is not modelled (FP8, NVFP4 and MIXED_PRECISION are)")
     if method == "quark":
         return CheckpointQuantization(method, _quark_format(qc, model), _parts_named(list(qc.get("exclude") or [])))
     if method == "compressed-tensors":
@@ -209,6 +214,8 @@ def _compressed_tensors_format(qc: dict[str, Any], model: str) -> str:
         return "fp8"
     if kind == "float" and bits == 4 and int(weights.get("group_size") or 16) == 16:
         return "nvfp4" if int(acts.get("num_bits", 16)) == 4 else "nvfp4a16"
+    if kind == "float" and bits == 4 and int(weights.get("group_size") or 0) == 32 and not acts:
+        return "mxfp4"  # mxfp4-pack-quantized W4A16 (compressed_tensors_w4a16_mxfp4.py): Kimi-K3's experts
     if kind == "int" and bits in (4, 8):
         group = int(weights.get("group_size") or 0)
         if not group:

@@ -114,9 +114,13 @@ def test_quantization_config_is_read():
     assert oss.weight_bytes("mxfp4") == pytest.approx(24_576 * 0.53125 + (4 * 3072 + 4 * 128 + 2 * 1600) * 2)
 
 
-def test_unknown_model_type_is_refused_by_name():
-    with pytest.raises(InputError, match="'mamba2'.*not modelled"):
-        spec_from_config({**TINY_NEXT, "model_type": "mamba2"}, "m")
+def test_an_unknown_model_type_is_read_by_its_layer_kinds_or_refused_by_name():
+    # issue 47: Qwen3-Next's layer kinds under another model_type are read (tests/model/shape/test_kinds_reader.py);
+    # a model type with no attention layers and no list of kinds is refused by what it is
+    renamed = spec_from_config({**TINY_NEXT, "model_type": "acme_next", "attn_output_gate": True}, "m")
+    assert (renamed.linear_layers, renamed.total_params) == (3, spec_from_config(TINY_NEXT, "m").total_params)
+    with pytest.raises(InputError, match="'mamba2'.*no attention layers"):
+        spec_from_config({"model_type": "mamba2", "hidden_size": 32, "num_hidden_layers": 2, "vocab_size": 50}, "m")
     assert "deepseek_v3" in SUPPORTED_MODEL_TYPES and "qwen3_next" in SUPPORTED_MODEL_TYPES
 
 
