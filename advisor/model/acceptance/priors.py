@@ -166,3 +166,20 @@ def mtp_beyond(found: Acceptance, known: int) -> Acceptance:
             "k = 1/2/3, SGLang PR #3582 and a vLLM Qwen3.6 MTP run)")
     return replace(found, known_positions=known, beyond_decay=MTP_REUSE_DECAY, notes=(*found.notes, note))
 
+
+
+def past_context(found: Acceptance, kind: Kind, context: int, floor_rate: float, floor_source: str) -> Acceptance:
+    """A prior for requests of `context` tokens (prompt + output). Up to the longest context a published figure of
+    its kind was measured at (`Kind.measured_context`), unchanged; past it, no kind publishes how its acceptance
+    falls with context, so the point stays and the range reaches down to `floor_rate` (accepted / drafted at
+    k = SPREAD_K: what acceptance fell to at long context, drafters/context.toml), saying so in one note."""
+    if context <= kind.measured_context or not found.prior:
+        return found
+    floor_al = 1.0 + SPREAD_K * floor_rate
+    low = float(level_for(floor_al, SPREAD_K, kind.conditional, found.match_share))
+    if low >= found.low:
+        return found
+    note = (f"acceptance past the context measured: {context:,} tokens, and no published figure of {kind.label} "
+            f"beyond {kind.measured_context:,} (drafters/{kind.name}.toml); its range reaches down to a "
+            f"{floor_rate:.0%} per-draft rate, AL {floor_al:.2f} at k={SPREAD_K} ({floor_source})")
+    return replace(found, low=low, notes=(*found.notes, note))

@@ -162,3 +162,27 @@ def test_the_draft_model_spread_is_the_papers_alpha_read_at_k3():
     kind = load_kind("draft_model")
     assert kind.spreads["chat"].low == pytest.approx(float(expected_tokens(0.55, 3)), abs=1e-4)
     assert not kind.drafters  # §4: no same-family draft AL could be read
+
+
+# --- issue 46: acceptance past the context a kind was measured at -----------------------------------------------------
+
+@pytest.mark.parametrize("method", ["eagle3", "eagle", "mtp", "draft_model", "ngram"])
+def test_past_the_context_measured_the_range_reaches_down_to_the_long_context_floor(method):
+    kind = kind_for(method)
+    prior = priors.prior(kind, None, "summarization")
+    inside = priors.past_context(prior, kind, kind.measured_context, 0.05, "src")
+    assert inside == prior  # up to the longest context measured, the prior stands as published
+    past = priors.past_context(prior, kind, kind.measured_context + 1, 0.05, "src")
+    assert past.alpha == prior.alpha and past.high == prior.high  # the point stays: no kind publishes a decay
+    floor = 1.0 + priors.SPREAD_K * 0.05
+    if float(prior.expected_tokens(priors.SPREAD_K, prior.low)) <= floor:  # n-gram on summaries reaches it already
+        assert past == prior
+        return
+    assert float(past.expected_tokens(priors.SPREAD_K, past.low)) == pytest.approx(floor, rel=1e-3)
+    assert "past the context measured" in past.notes[-1] and f"{kind.measured_context:,}" in past.notes[-1]
+
+
+def test_a_measured_acceptance_is_not_widened_by_context():
+    kind = kind_for("eagle3")
+    measured = Acceptance(0.7, 0.65, 0.75, "--metrics", prior=False)
+    assert priors.past_context(measured, kind, 10 * kind.measured_context, 0.05, "src") == measured
