@@ -41,17 +41,18 @@ def heads_temperature() -> tuple[float, str]:
 
 
 @cache
-def long_context_floor() -> tuple[float, str]:
-    """(accepted / drafted tokens at k = 3, its source): what acceptance fell to at long context (context.toml), the
-    low end of a prior's range past the context its kind was measured at (`priors.past_context`)."""
+def long_context_floor() -> tuple[float, int, str]:
+    """(accepted / drafted tokens at k = 3, the context in tokens it was seen at, its source): what acceptance fell to
+    at long context (context.toml), where a prior's range reaches down to past the context its kind was measured at
+    (`priors.past_context`)."""
     data = _read(profiles_dir() / "drafters" / "context.toml")
     try:
-        rate, source = float(data["rate"]), str(data["source"])
+        rate, context, source = float(data["rate"]), int(data["context"]), str(data["source"])
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(f"drafters/context.toml: malformed ({exc!r})") from None
-    if not 0.0 <= rate < 1.0:
-        raise InputError(f"drafters/context.toml: rate must be in [0, 1), got {rate}")
-    return rate, source
+    if not 0.0 <= rate < 1.0 or context < 1:
+        raise InputError(f"drafters/context.toml: rate must be in [0, 1) and context positive, got {rate}, {context}")
+    return rate, context, source
 
 
 def _figure(raw: dict) -> Figure:

@@ -66,5 +66,5 @@ def test_every_kind_says_how_long_a_context_its_figures_reached_and_the_floor_pa
     reached = {k.name: k.measured_context for k in all_kinds()}
     assert reached["mtp"] > 65_536 and all(n >= 2048 for n in reached.values())
     assert all(k.measured_context_source for k in all_kinds())
-    rate, source = long_context_floor()
-    assert 0.0 < rate < 0.1 and "#52258" in source
+    rate, context, source = long_context_floor()
+    assert 0.0 < rate < 0.1 and context == 20_000 and "#52258" in source

@@ -167,22 +167,29 @@ def test_the_draft_model_spread_is_the_papers_alpha_read_at_k3():
 # --- issue 46: acceptance past the context a kind was measured at -----------------------------------------------------
 
 @pytest.mark.parametrize("method", ["eagle3", "eagle", "mtp", "draft_model", "ngram"])
-def test_past_the_context_measured_the_range_reaches_down_to_the_long_context_floor(method):
+def test_past_the_context_measured_the_range_falls_toward_the_long_context_floor(method):
     kind = kind_for(method)
     prior = priors.prior(kind, None, "summarization")
-    inside = priors.past_context(prior, kind, kind.measured_context, 0.05, "src")
-    assert inside == prior  # up to the longest context measured, the prior stands as published
-    past = priors.past_context(prior, kind, kind.measured_context + 1, 0.05, "src")
-    assert past.alpha == prior.alpha and past.high == prior.high  # the point stays: no kind publishes a decay
+    floor_at = max(2 * kind.measured_context, 20_000)
+    assert priors.past_context(prior, kind, kind.measured_context, 0.05, floor_at, "src") == prior  # as published
     floor = 1.0 + priors.SPREAD_K * 0.05
-    if float(prior.expected_tokens(priors.SPREAD_K, prior.low)) <= floor:  # n-gram on summaries reaches it already
-        assert past == prior
+    low_al = lambda acc: float(acc.expected_tokens(priors.SPREAD_K, acc.low))  # noqa: E731
+    if low_al(prior) <= floor:  # n-gram on summaries reaches it already
+        assert priors.past_context(prior, kind, 10 * floor_at, 0.05, floor_at, "src") == prior
         return
-    assert float(past.expected_tokens(priors.SPREAD_K, past.low)) == pytest.approx(floor, rel=1e-3)
+    lows = [low_al(priors.past_context(prior, kind, n, 0.05, floor_at, "src"))
+            for n in (kind.measured_context + 1, int((kind.measured_context * floor_at) ** 0.5), floor_at, 10 * floor_at)]
+    assert lows[0] == pytest.approx(low_al(prior), rel=1e-3) and lows[0] > lows[1] > lows[2]
+    # halfway in log context, halfway in AL; the floor at its own context and beyond
+    assert lows[1] == pytest.approx((low_al(prior) + floor) / 2, rel=2e-3)
+    assert lows[2] == pytest.approx(floor, rel=1e-3) and lows[3] == pytest.approx(floor, rel=1e-3)
+    past = priors.past_context(prior, kind, floor_at, 0.05, floor_at, "src")
+    assert past.alpha == prior.alpha and past.high == prior.high  # the point stays: no kind publishes a decay
     assert "past the context measured" in past.notes[-1] and f"{kind.measured_context:,}" in past.notes[-1]
 
 
-def test_a_measured_acceptance_is_not_widened_by_context():
-    kind = kind_for("eagle3")
-    measured = Acceptance(0.7, 0.65, 0.75, "--metrics", prior=False)
-    assert priors.past_context(measured, kind, 10 * kind.measured_context, 0.05, "src") == measured
+def test_past_a_floor_seen_at_a_shorter_context_the_range_falls_at_once():
+    kind = kind_for("mtp")  # measured to 69,632 tokens, beyond the 20,000 the floor was seen at
+    prior = priors.prior(kind, None, None)
+    past = priors.past_context(prior, kind, kind.measured_context + 1, 0.05, 20_000, "src")
+    assert float(past.expected_tokens(priors.SPREAD_K, past.low)) == pytest.approx(1.15, rel=1e-3)
