@@ -1,6 +1,7 @@
 """The figures docs/recommend.md's "How sure" quotes: the interval's level, how often the datasheet fit's
-leave-one-source-out intervals cover the published rows (profiles/model-error.json, benchmarks/datasheet_errors.py),
-and how wide the datasheet path's interval is at batch 1. `SURE_VALUES`: name -> how to say it."""
+leave-one-source-out intervals cover the published rows (profiles/model-error.json, benchmarks/datasheet_errors.py)
+and the published speedups (profiles/speedup-error.json, benchmarks/speedup_errors.py), and how wide the datasheet
+path's interval is at batch 1. `SURE_VALUES`: name -> how to say it."""
 
 from __future__ import annotations
 
@@ -47,6 +48,12 @@ def _coverage() -> dict:
     return _errors()["coverage"]
 
 
+@cache
+def _speedups() -> dict:
+    """profiles/speedup-error.json (benchmarks/speedup_errors.py): the published speedups' errors and coverage."""
+    return json.loads((ROOT / "profiles" / "speedup-error.json").read_text())
+
+
 SURE_VALUES = {
     "sure.level": lambda: f"{LEVEL:.0%}",
     "sure.width": lambda: f"±{_widths()[0]:.0%}",
@@ -55,4 +62,8 @@ SURE_VALUES = {
     "sure.coverage_rows": lambda: str(_coverage()['training_rows']),
     "sure.loso": lambda: f"{_errors()['loso_both_stages_median']:.1%}",
     "sure.coverage_strict": lambda: f"{_coverage()['source_out_training_fraction']:.0%}",
+    "sure.speedup_rows": lambda: str(len(_speedups()["rows"])),
+    "sure.speedup_min_rows": lambda: str(_speedups()["min_rows"]),
+    "sure.speedup_median": lambda: f"{_speedups()['median_abs_error']:.1%}",
+    "sure.speedup_coverage": lambda: f"{_speedups()['coverage']:.0%}",
 }

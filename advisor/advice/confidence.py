@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.advice.scenario import Scenario
-from advisor.model.cost.costmodel import step_time
 from advisor.model.cost.speculative import RequestTimes, Setup, request_times
 from advisor.model.shape.quantization import bytes_per_weight
 from advisor.model.uncertainty import (
@@ -59,7 +58,7 @@ def cost_sigmas(err: CostError | None, setup: Setup, E, ks, conc, prompt_len, ou
     n = np.maximum(conc, 1.0)
     c = setup.target_cost
     share = (setup.draft_time(ks, n, context) + setup.bookkeeping(n)) / setup.iteration_time(ks, n, context)
-    verify = step_time(setup.target, c, n, ks + 1.0, context, setup.tp) / setup.decode_step(n, context)
+    verify = setup.verify_step(n, ks + 1.0, context) / setup.decode_step(n, context)
     ridge = ridge_tokens(c.flops, c.bandwidth, bytes_per_weight(c.weight_dtype))
     st = target_sigma(err, setup.target.num_experts > 1, context, n * (ks + 1.0), ridge)
     sigma = np.where(ks > 0, cost_sigma(err, st, share, verify), 0.0)

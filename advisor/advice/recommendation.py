@@ -175,6 +175,9 @@ class Recommendation(_Closed):
     gpu_caveats: tuple[str, ...]
     warnings: tuple[str, ...]  # what makes the answer suspect before any number (a mis-served head, acceptance far
     # below what the drafter reaches elsewhere); empty when nothing does
+    # "no published run of this kind: ..." when no published speedup of the target's class or the method supports
+    # the number (its interval then takes the widest published spread, and the verdict is at most marginal); "" else
+    unpublished: str
     # `--method compare`: every method at its best k, and which one this recommendation is for; null otherwise
     comparison: Comparison | None = None
 
@@ -207,7 +210,7 @@ def from_advice(a: Advice) -> Recommendation:
                                 speculative=int(a.concurrency[a.shown_k]),
                                 binds=a.binds),
         gpu_caveats=tuple(a.scenario.gpu_caveats),
-        warnings=tuple(acc.warnings))
+        warnings=tuple(acc.warnings), unpublished=a.scenario.unpublished)
 
 
 def _ran(a: Advice, values, k: int) -> float | None:

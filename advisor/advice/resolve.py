@@ -26,7 +26,14 @@ from advisor.model.uncertainty import CostError
 from advisor.profiles.calibrated import costs_from, profile_for
 from advisor.profiles.catalog import load_hardware, load_model, names, slug
 from advisor.profiles.localgpu import resolve_gpu
-from advisor.profiles.model_error import DATASHEET, datasheet, engine_note, extrapolating, from_profile
+from advisor.profiles.model_error import (
+    DATASHEET,
+    datasheet,
+    engine_note,
+    extrapolating,
+    from_profile,
+    speedup_error,
+)
 from advisor.vllm.defaults import GPU_MEMORY_UTILIZATION, check_scheduler
 from advisor.vllm.methods import TEXT_LOOKUP, canonical
 
@@ -176,7 +183,7 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
     misserved = method == "eagle" and draft_spec.is_eagle3  # pasted as eagle3 (advisor.vllm.command): it drafts as one
     pair = Pair(method="eagle3" if misserved else method, target=target_spec,
                 draft=None if method == "mtp" else draft_spec, target_dtype=target_dtype, prompt_len=prompt_len,
-                misserved=misserved)
+                out_len=out_len, misserved=misserved)
     acc = resolve_acceptance(acceptance, temperature, read_metrics, pair)
     if misserved:  # said before any number: a server running it as EAGLE-1 would not serve it as trained
         acc = replace(acc, warnings=(misserved_head(draft_spec.name), *acc.warnings))
@@ -211,9 +218,10 @@ def build_scenario(*, target: str = DEFAULT_TARGET, draft: str | None = None, me
         notes += (engine_note(engine),)
     cost_error, outside = extrapolating(cost_error, hw, target_spec, batch, longest, engine)
     notes += (outside,) if outside else ()
+    cost_error, unpublished = speedup_error(cost_error, hw, target_spec, pair.method)
     return Scenario(setup=setup, hardware=hw, acceptance=acc, prompt_len=prompt_len, out_len=out_len, batch=batch,
                     temperature=temperature, k=k, gpu_memory_utilization=gpu_memory_utilization, cost_source=source,
-                    k_limit=k_limit, cost_error=cost_error, gpu_caveats=notes, engine=engine)
+                    k_limit=k_limit, cost_error=cost_error, gpu_caveats=notes, engine=engine, unpublished=unpublished)
 
 
 def check_engine(engine: str, calibration: str | None) -> None:

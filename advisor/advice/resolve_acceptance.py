@@ -15,7 +15,7 @@ from advisor.model.acceptance.published import GENERAL, Drafter, Kind
 from advisor.model.acceptance.temperature import MAX_TEMPERATURE
 from advisor.model.shape.modelspec import ModelSpec
 from advisor.model.shape.quantization import weight_format
-from advisor.profiles.drafters import kind_for, match
+from advisor.profiles.drafters import kind_for, long_context_floor, match
 from advisor.vllm.methods import TEXT_LOOKUP
 
 DEFAULT_TASK = GENERAL  # no task named: the kind's (or drafter's) whole published spread
@@ -47,6 +47,7 @@ class Pair:
     misserved: bool = False  # an EAGLE-3 head asked for as --method eagle
     target_dtype: str = "bf16"  # the target's served weight format
     prompt_len: int = 0  # tokens per prompt
+    out_len: int = 0  # tokens per output
 
 
 def _measured(inp: AcceptanceInput, read_metrics: MetricsReader | None, temperature: float) -> Acceptance | None:
@@ -109,6 +110,8 @@ def resolve_acceptance(inp: AcceptanceInput, temperature: float, read_metrics: M
         if drafter is None and pair is not None and pair.draft is not None and kind.drafters:
             note = f"{pair.draft.name} has no published figure (`specadvisor list drafters`): its kind's stands in"
             found = replace(found, notes=(*found.notes, note))
+        if pair is not None:
+            found = priors.past_context(found, kind, pair.prompt_len + pair.out_len, *long_context_floor())
         return found.at_temperature(temperature, 0.0)
     known = inp.measured_k or len(found.per_position or ()) or None  # the draft positions measured (--alpha: none)
     k = known or priors.SPREAD_K

@@ -34,6 +34,10 @@ class Scenario:
     # what the answer takes for the GPU beyond its sources and measurements (advisor.model.error.borrowed.caveats)
     gpu_caveats: tuple[str, ...] = ()
     engine: str = VLLM  # whose per-step terms the costs carry (advisor.model.cost.engines: recommend --engine)
+    # the line said first when no published run of the answer's kind supports its number (advisor/model/error/
+    # speedup.py: its target class as vLLM 0.32 runs it, or its method); "" when one does. Its verdict is at most
+    # marginal.
+    unpublished: str = ""
 
     def __post_init__(self) -> None:
         if self.prompt_len < 1 or self.out_len < 1:
@@ -62,6 +66,12 @@ class Scenario:
         """n-gram acceptance from a task prior: how often the user's text repeats is anyone's guess, so a verdict
         built on it is at most `marginal` until `specadvisor acceptance ngram` measures it."""
         return self.setup.method in TEXT_LOOKUP and self.acceptance.prior
+
+    @property
+    def ceiling(self) -> str:
+        """The best verdict the numbers may earn: "marginal" on an n-gram prior (`unmeasured_ngram`) or where no
+        published run of the answer's kind supports it (`unpublished`), else "enable" (advisor.advice.verdict.rule)."""
+        return "marginal" if self.unmeasured_ngram or self.unpublished else "enable"
 
     def tokens_per_step(self, ks, alpha=None) -> np.ndarray:
         """Tokens per target step at each k over this request's decode, its last step cut at out_len

@@ -125,7 +125,7 @@ def length_map(s: Scenario, prompt_lens: np.ndarray | None = None, out_lens: np.
     best = np.full(conc.shape[:2], s.k) if s.k is not None else choose_k(e2e, throughput, allowed)
     at = lambda values: np.take_along_axis(values, best[..., None], axis=2)[..., 0]  # noqa: E731
     low = band(at(e2e), at(e2e_low), at(e2e_high), at(sigma)).low  # the 80% interval's low end, as `advise`'s
-    decided = rule(at(e2e), low, at(throughput), "marginal" if s.unmeasured_ngram else "enable")
+    decided = rule(at(e2e), low, at(throughput), s.ceiling)
     codes = np.vectorize({"disable": DISABLE, "marginal": MARGINAL, "enable": ENABLE}.__getitem__, otypes=[int])
     fits = conc[..., 0] >= 1
     off = (best == 0) | (at(conc) < 1)

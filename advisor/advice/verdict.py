@@ -5,8 +5,9 @@ and the cost model's own error: advisor/advice/confidence.py), with each side at
 the one decision rule: `recommend`, the length map, the review and the validation all apply it):
   enable    the low end of the interval clears ENABLE_THRESHOLD, and throughput does not fall
   marginal  the point estimate gains, but the interval straddles the threshold (the reasons then say what would
-            narrow it most), memory costs throughput, or the acceptance is an n-gram prior (how often your text
-            repeats is not known until measured)
+            narrow it most), memory costs throughput, the acceptance is an n-gram prior (how often your text
+            repeats is not known until measured), or no published run of the answer's kind supports its number
+            (`Scenario.unpublished`: a new class of model, or a method no published speedup measured)
   disable   no k gains, the evaluated k does not, or the pair does not fit
 """
 
@@ -179,7 +180,7 @@ def decide(s: Scenario, m: MemoryBudget, k: int, e2e: np.ndarray, low: float, th
         return "disable", [f"k={k} does not fit: {m.reason()}"]
     point = float(e2e[k])
     bound = binding(s, conc, k)
-    verdict = str(rule(point, low, throughput, "marginal" if s.unmeasured_ngram else "enable"))
+    verdict = str(rule(point, low, throughput, s.ceiling))
     if verdict == "disable":
         return verdict, ([f"k={k} is {point:.2f}x end to end: slower than no speculation"] + ([bound] if bound else [])
                          + _fillers(s))
@@ -191,6 +192,10 @@ def decide(s: Scenario, m: MemoryBudget, k: int, e2e: np.ndarray, low: float, th
     if throughput < 1.0:
         reasons.append(f"throughput falls to {throughput:.2f}x: the draft's memory leaves room for fewer "
                        "concurrent requests")
+    if s.unpublished and low >= ENABLE_THRESHOLD and throughput >= 1.0:
+        reasons.append(f"k={k} gains {point:.2f}x ({low:.2f}x at the low end of its 80% interval), but no published "
+                       "run of this kind supports the number: measure it (`vllm bench serve` with and without "
+                       "speculation, then `specadvisor calibrate --from-bench`) before enabling")
     if s.unmeasured_ngram:
         reasons.append("n-gram acceptance here is a task prior, and how often your text repeats decides n-gram's "
                        "gain: measure it with `specadvisor acceptance ngram --corpus FILE` before enabling")

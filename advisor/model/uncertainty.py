@@ -13,8 +13,10 @@ Two independent errors, each log-normal on the speedup (a ratio of times, so err
               memory-bound, compute-bound, MoE, long context), σ_drafter the
               drafter rows'. With datasheet costs both come from the leave-one-source-out residuals of the datasheet
               fit (profiles/model-error.json, written by benchmarks/datasheet_errors.py); with a calibration, from
-              its held-out median error m (a median |log error| of σ·0.6745: σ = log(1 + m) / 0.6745). End to end,
-              only the decode share of the request's time carries it: σ_e2e = σ_c · decode share.
+              its held-out median error m (a median |log error| of σ·0.6745: σ = log(1 + m) / 0.6745). With datasheet
+              costs σ_c is at least the spread of the published speedups of the target's class, each predicted by the
+              fit that never saw its source (`CostError.speedup`: advisor/model/error/speedup.py). End to end, only
+              the decode share of the request's time carries it: σ_e2e = σ_c · decode share.
   acceptance  the acceptance's range [low, high] is a 90% interval (the Beta posterior's 5-95% quantiles, or a
               prior's range read so); the speedup rises monotonically in α, so its quantiles are the speedups at
               those α, and on the log scale each side gives a spread σ_a = |log(S(α_end) / S(α))| / z90.
@@ -48,10 +50,13 @@ class CostError:
     kind: str  # "datasheet" | "calibration"
     long_context: float = 4096.0
     compute_bound: float = 0.5
+    # σ on the speedup itself, at least (the published speedups' spread for the target's class: advisor/model/error/
+    # speedup.py); 0: the step-time regimes' propagation alone (a calibration's error, measured on the setup)
+    speedup: float = 0.0
 
     def __post_init__(self) -> None:
         missing = [r for r in (*TARGET_REGIMES, "drafter") if r not in self.sigma]
-        if missing or any(not np.isfinite(v) or v < 0 for v in self.sigma.values()):
+        if missing or any(not np.isfinite(v) or v < 0 for v in (*self.sigma.values(), self.speedup)):
             raise ValueError(f"a cost error needs a finite σ ≥ 0 for every regime; missing {missing}")
 
 
@@ -79,10 +84,12 @@ def target_sigma(err: CostError, moe: bool, context, batched_tokens, ridge: floa
 
 def cost_sigma(err: CostError, sigma_target, draft_share, verify_ratio) -> np.ndarray:
     """σ_c of the speculative/baseline step-time ratio (module docstring): d the drafter's share of the iteration
-    (draft passes + bookkeeping over iteration time), r the verify step over a decode step. Broadcasts."""
+    (draft passes + bookkeeping over iteration time), r the verify step over a decode step; at least
+    `CostError.speedup`. Broadcasts."""
     d, st = np.asarray(draft_share, dtype=float), np.asarray(sigma_target, dtype=float)
     extra = 1.0 - 1.0 / np.maximum(np.asarray(verify_ratio, dtype=float), 1.0)
-    return np.sqrt(d ** 2 * (err.sigma["drafter"] ** 2 + st ** 2) + ((1.0 - d) * extra * st) ** 2)
+    return np.maximum(np.sqrt(d ** 2 * (err.sigma["drafter"] ** 2 + st ** 2) + ((1.0 - d) * extra * st) ** 2),
+                      err.speedup)
 
 
 def acceptance_sigmas(point, at_low, at_high):

@@ -22,6 +22,9 @@ from advisor.profiles.catalog import profiles_dir, slug
 KIND_ORDER = ("eagle3", "peagle", "eagle", "mtp", "dflash", "dspark", "draft_model", "ngram")
 PARALLEL_EAGLE = "peagle"
 HEADS, LEVIATHAN = "heads", "leviathan"  # a kind's `temperature`: the heads' published pairs, or Leviathan's slope
+# A kind whose file states no `measured_context`: the benchmarks' prompts, as for the kinds that state one so
+UNSTATED_CONTEXT = {"tokens": 2048, "source": "no figure of this kind states its context: a benchmark's prompt of a "
+                                              "few thousand tokens at most taken"}
 
 
 def _read(path: Path) -> dict:
@@ -37,6 +40,21 @@ def heads_temperature() -> tuple[float, str]:
     data = _read(profiles_dir() / "drafters" / "temperature.toml")
     slope = slope_from_pairs(data["pairs"], int(data["k"]))
     return slope, f"the same heads at T=0 and T=1 lose {slope:.1%} of α per unit of T ({data['source']})"
+
+
+@cache
+def long_context_floor() -> tuple[float, int, str]:
+    """(accepted / drafted tokens at k = 3, the context in tokens it was seen at, its source): what acceptance fell to
+    at long context (context.toml), where a prior's range reaches down to past the context its kind was measured at
+    (`priors.past_context`)."""
+    data = _read(profiles_dir() / "drafters" / "context.toml")
+    try:
+        rate, context, source = float(data["rate"]), int(data["context"]), str(data["source"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"drafters/context.toml: malformed ({exc!r})") from None
+    if not 0.0 <= rate < 1.0 or context < 1:
+        raise InputError(f"drafters/context.toml: rate must be in [0, 1) and context positive, got {rate}, {context}")
+    return rate, context, source
 
 
 def _figure(raw: dict) -> Figure:
@@ -71,7 +89,9 @@ def load_kind(name: str) -> Kind:
         return Kind(name=name, label=k["label"], methods=tuple(k["methods"]), conditional=conditional,
                     temperature_slope=slope, temperature_basis=basis, min_half_width=float(k["min_half_width"]),
                     spreads={task: _spread(raw, conditional) for task, raw in k["spread"].items()},
-                    like=dict(k.get("like", {})), drafters=drafters, share=k.get("share"))
+                    like=dict(k.get("like", {})), drafters=drafters, share=k.get("share"),
+                    measured_context=int(k.get("measured_context", UNSTATED_CONTEXT)["tokens"]),
+                    measured_context_source=str(k.get("measured_context", UNSTATED_CONTEXT)["source"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(f"{path}: malformed drafter catalog ({exc!r})") from None
 

@@ -8,6 +8,7 @@ import json
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from advisor.errors import InputError
 from advisor.model.cost.enginecost import is_cpu
 from advisor.model.cost.engines import ENGINES, VLLM, terms_in_words
 from advisor.model.error.extrapolation import Covered, gpu_kind, reasons, widened
+from advisor.model.error.speedup import CLASSES, SpeedupSpread, describe, model_class, spread_for
 from advisor.model.gpu.hardware import Hardware
 from advisor.model.gpu.kernels import generation
 from advisor.model.shape.modelspec import ModelSpec
@@ -24,6 +26,7 @@ from advisor.profiles.catalog import profiles_dir
 
 KIND = "specadvisor-model-error"
 FILE = "model-error.json"
+SPEEDUP_FILE = "speedup-error.json"  # benchmarks/speedup_errors.py: the published speedups' spread by class
 DATASHEET = "datasheet"  # --calibration datasheet: the datasheet costs even where a calibration would apply
 
 
@@ -38,10 +41,10 @@ def _read(path: Path) -> dict:
 
 
 @contextmanager
-def _file() -> Iterator[dict]:
-    """The error file's content, for a block that reads fields of it: a field missing or of the wrong type is one
+def _file(name: str = FILE) -> Iterator[dict]:
+    """An error file's content, for a block that reads fields of it: a field missing or of the wrong type is one
     InputError line, as a missing file is."""
-    path = profiles_dir() / FILE
+    path = profiles_dir() / name
     try:
         yield _read(path)
     except (KeyError, TypeError, ValueError) as exc:
@@ -105,6 +108,32 @@ def extrapolating(err: CostError, hw: Hardware, target: ModelSpec, batch: int,
     return widened(err, sigma), "extrapolating: " + "; ".join(said) + (
         f" (cost-model interval at least ×/÷ {math.exp(Z80 * sigma):.2f}: the spread of the published rows the fit "
         "had to predict so)")
+
+
+@cache
+def speedup_spread() -> SpeedupSpread:
+    """The published speedups' spread by target class (profiles/speedup-error.json)."""
+    with _file(SPEEDUP_FILE) as raw:
+        c, seen = raw["classes"], raw["seen"]
+        return SpeedupSpread(sigma={k: float(c[k]["sigma_log"]) for k in CLASSES},
+                             borrowed={k: c[k]["borrowed_from"] for k in CLASSES}, widest=float(raw["widest"]),
+                             classes_seen=tuple(seen["classes"]), methods_seen=tuple(seen["methods"]),
+                             median_error={k: float(c[k]["median_abs_error"] or 0.0) for k in CLASSES},
+                             rows={k: int(c[k]["rows"]) for k in CLASSES})
+
+
+def speedup_error(err: CostError, hw: Hardware, target: ModelSpec, method: str) -> tuple[CostError, str]:
+    """A datasheet answer's cost error with its speedup spread (`CostError.speedup`: its target class's, or the
+    widest where no published run of its class or method exists), and the line saying so then ("" otherwise).
+    Unchanged with a calibration's error (measured on the setup itself) or on a CPU (the published runs are GPUs')."""
+    if err.kind != "datasheet" or is_cpu(hw):
+        return err, ""
+    spread = speedup_spread()
+    cls = model_class(target)
+    sigma, line = spread_for(spread, cls, method)
+    said = "widest published spread" if line else describe(spread, cls)
+    return replace(err, speedup=max(err.speedup, sigma),
+                   source=f"{err.source}; speedups: {said} (σ {sigma:.2f}, {SPEEDUP_FILE})"), line
 
 
 def from_calibration(path) -> CostError:

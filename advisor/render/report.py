@@ -113,6 +113,7 @@ def text(r: Recommendation, colour: bool | None = None, width: int | None = None
     wrap = lambda line, indent="": paragraph(line, width, rest=indent)  # noqa: E731
     out = [_paint(wrap(f"warning: {w}", "  "), "yellow", colour) for w in r.warnings]
     out.append(_paint(f"verdict: {r.verdict.upper()}", VERDICT_COLOUR[r.verdict], colour))
+    out += [_paint(wrap(r.unpublished, "  "), "yellow", colour)] if r.unpublished else []
     out += [wrap(line, "  ") for line in _headline(r)]
     out.append("")
     for c in r.checks:
@@ -176,6 +177,7 @@ def _cap(r: Recommendation) -> str:
 
 def markdown(r: Recommendation) -> str:
     out = [f"## specadvisor: **{r.verdict}**", ""]
+    out += [f"**{r.unpublished}**", ""] if r.unpublished else []
     out += [f"> **warning:** {w}\n" for w in r.warnings]
     out += [f"- {line}" for line in _headline(r)]
     out += ["", "| check | ok | detail |", "|---|---|---|"]

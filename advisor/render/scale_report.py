@@ -75,6 +75,7 @@ def text(a: ScaleAdvice, width: int | None = None) -> str:
     width = terminal_width() if width is None else width
     s, best = a.scenario, a.row(a.best_k)
     lines = [f"verdict at scale: {a.verdict.upper()}" + (f" k = {a.best_k}" if a.best_k else ""),
+             *([s.unpublished] if s.unpublished else []),
              f"{s.setup.target.name} ({s.setup.method}) on {s.hardware.name}: {shape_line(a)}",
              f"batch {s.batch} ({s.batch / a.deployment.data_parallel_size:g} per DP rank), {s.prompt_len} -> "
              f"{s.out_len} tokens; weights {a.weights_gb_per_gpu:.1f} GB per GPU"]
@@ -136,7 +137,7 @@ def to_json(a: ScaleAdvice) -> str:
     rows = [{key: clean(v) for key, v in asdict(r).items()} for r in a.rows]
     d = a.deployment
     return json.dumps({
-        "schema": SCALE_SCHEMA, "verdict": a.verdict, "best_k": a.best_k,
+        "schema": SCALE_SCHEMA, "verdict": a.verdict, "best_k": a.best_k, "unpublished": a.scenario.unpublished,
         "deployment": {**{f: getattr(d, f) for f in d.__dataclass_fields__}, "gpus": d.gpus, "ep_size": d.ep_size},
         "target": a.scenario.setup.target.name, "method": a.scenario.setup.method, "gpu": a.scenario.hardware.name,
         "batch": a.scenario.batch, "prompt_len": a.scenario.prompt_len, "out_len": a.scenario.out_len,

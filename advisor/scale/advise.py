@@ -186,10 +186,10 @@ def advise_scale(s: Scenario, d: Deployment, dbo_overlap: float = DBO_OVERLAP) -
     else:  # the largest gain, the smallest k among ties (advisor.advice.verdict.fastest)
         best = running[int(fastest(np.array([r.gain for r in running])))] if running else None
     # the one decision rule (advisor.advice.verdict.rule) on the gain per decode GPU at the deployment's concurrency,
-    # which at a fixed concurrency is also each request's decode speedup; an n-gram prior is at most marginal
+    # which at a fixed concurrency is also each request's decode speedup; an n-gram prior, or a kind no published
+    # run measured, is at most marginal (Scenario.ceiling)
     runs = best is not None and best.k > 0 and best.padded_requests > 0 and rows[0].padded_requests > 0
-    verdict = str(rule(best.gain, best.gain_low, best.gain, "marginal" if s.unmeasured_ngram else "enable")) \
-        if runs else "disable"
+    verdict = str(rule(best.gain, best.gain_low, best.gain, s.ceiling)) if runs else "disable"
     pasted = best.k if runs and (verdict != "disable" or s.k is not None) else 0
     return ScaleAdvice(scenario=s, deployment=d, rows=tuple(rows), best_k=pasted, verdict=verdict,
                        token_cap=cap, prefill_s=prefill, weights_gb_per_gpu=(weights + draft_w) / 1e9,

@@ -105,14 +105,16 @@ def floor_sensitivity(table: list[Row], train: np.ndarray, start: dict) -> list[
     return out
 
 
-def leave_one_source_out(table: list[Row], train: np.ndarray, fitted: dict) -> tuple[np.ndarray, dict]:
+def leave_one_source_out(table: list[Row], train: np.ndarray, fitted: dict,
+                         only: set[str] | None = None) -> tuple[np.ndarray, dict]:
     """(each row predicted by fits that never saw its source, in both stages, {source: those fits}); rows of
     sources outside the training set are out of sample already. This is the out-of-sample error the intervals of
-    `recommend` take (benchmarks/datasheet_errors.py)."""
+    `recommend` take (benchmarks/datasheet_errors.py). `only`: leave out these sources alone (the others' rows keep
+    `fitted`'s predictions: benchmarks/speedup_errors.py needs the fits of the sources with published speedups)."""
     loso, values = predictions(table, fitted), {}
     stage_one = {p.name for p in STAGE_ONE}
     first_stage_values = {k: x for k, x in fitted.items() if k in stage_one or k not in PRIORS}
-    for s in sorted({r.source_id for r in table}):
+    for s in sorted({r.source_id for r in table} & (only if only is not None else {r.source_id for r in table})):
         inside = np.array([r.source_id == s for r in table])
         if (inside & train).any():
             seen_by_stage_one = any(r.vllm_v1 for r, u in zip(table, inside) if u)

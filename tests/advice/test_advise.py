@@ -27,7 +27,9 @@ def test_high_concurrency_gains_less_than_batch_one():
 
 
 def test_per_k_table_and_best_k_are_consistent():
-    a = run(prompt_len=200, out_len=2000)
+    # a measured acceptance: with the general prior's range and the published dense speedups' spread (issue 46)
+    # the default pair is marginal
+    a = run(prompt_len=200, out_len=2000, acceptance=AcceptanceInput(alpha=0.8))
     assert list(a.ks) == list(range(17))
     assert a.tpot_speedup[0] == a.e2e_speedup[0] == 1.0
     # the largest gain, or the smallest k within K_TIE of it

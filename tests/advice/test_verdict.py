@@ -327,3 +327,36 @@ def test_a_tie_goes_to_the_smaller_k_and_a_clear_best_wins():
     assert fastest(np.array([-np.inf, 1.2, 1.2 * (1 - K_TIE / 2)])) == 1
     table = np.array([[1.0, 1.5], [1.5, 1.0], [1.5, 1.5 * (1 + K_TIE / 2)]])
     assert fastest(table, axis=0).tolist() == [1, 0] and fastest(table, axis=1).tolist() == [1, 0, 0]
+
+
+# --- issue 46: honest where no published run has been -----------------------------------------------------------------
+
+def test_a_40k_summarisation_prompt_no_longer_takes_short_prompt_acceptance_at_face_value():
+    r = recommend("--prompt-len", "40000", "--out-len", "500", "--task", "summarization")
+    short = recommend("--prompt-len", "1000", "--out-len", "500", "--task", "summarization")
+    assert r["verdict"] != "enable"
+    assert r["interval"]["alpha_low"] < short["interval"]["alpha_low"]  # the range reaches down past what was measured
+    assert any("past the context measured" in note for note in r["inputs"]["acceptance_notes"])
+
+
+@pytest.mark.parametrize("method, target", [("mtp", "qwen3.5-27b"), ("mtp", "qwen3-next-80b-a3b-instruct"),
+                                            ("eagle3", "llama-3.1-8b-instruct")])
+def test_an_answer_no_published_run_supports_is_never_enable_and_says_so_first(method, target):
+    # a hybrid target as vLLM 0.32 runs it, or a method with no published speedup: the widest published spread,
+    # "no published run of this kind" first after the verdict, at most MARGINAL however high its low end
+    s = build_scenario(target=target, method=method, gpu="h100-sxm", prompt_len=1000, out_len=500)
+    a = advise(s)
+    assert s.unpublished.startswith("no published run of this kind") and a.verdict != "enable"
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        main(["recommend", "--target", target, "--method", method, "--gpu", "h100-sxm", "--prompt-len", "1000",
+              "--out-len", "500", "--format", "text"])
+    assert text.getvalue().splitlines()[1].startswith("no published run of this kind")
+
+
+def test_the_a100_hybrid_setup_of_8_1_is_marginal_under_vllm_032():
+    # §8.1 measured 0.57-0.71x on vLLM 0.27.1; vLLM 0.32 verifies in one pass (its source): priced so, but no
+    # published run of it exists, so the answer is not an ENABLE
+    r = recommend("--target", "qwen3.5-27b", "--method", "mtp", "--gpu", "a100-80gb-sxm", "--prompt-len", "29000",
+                  "--out-len", "500", "--max-num-seqs", "4")
+    assert r["verdict"] in ("marginal", "disable") and r["unpublished"].startswith("no published run of this kind")

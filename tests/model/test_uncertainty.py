@@ -2,9 +2,12 @@
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from advisor.model.uncertainty import (
     COST,
+    TARGET_REGIMES,
     Z80,
     Z90,
     CostError,
@@ -75,3 +78,12 @@ def test_a_calibration_median_error_maps_to_the_log_normal_spread():
 def test_a_cost_error_refuses_a_missing_regime():
     with pytest.raises(ValueError, match="every regime"):
         CostError({"drafter": 0.1}, "x", "datasheet")
+
+
+@given(st.floats(0.0, 1.0), st.floats(0.0, 1.0), st.floats(1.0, 20.0), st.floats(0.0, 1.0))
+def test_a_cost_error_with_a_speedup_spread_is_never_narrower_than_it(speedup, share, ratio, target):
+    # issue 46: a datasheet answer's spread is at least its class's published speedups' (CostError.speedup)
+    err = CostError({**{r: 0.05 for r in TARGET_REGIMES}, "drafter": 0.1}, "t", "datasheet", speedup=speedup)
+    plain = CostError({**{r: 0.05 for r in TARGET_REGIMES}, "drafter": 0.1}, "t", "datasheet")
+    sigma = float(cost_sigma(err, target, share, ratio))
+    assert sigma == pytest.approx(max(float(cost_sigma(plain, target, share, ratio)), speedup))

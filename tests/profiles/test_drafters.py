@@ -8,7 +8,7 @@ import pytest
 from advisor.errors import InputError
 from advisor.model.acceptance.published import Kind, Spread
 from advisor.profiles.catalog import load_model, profiles_dir
-from advisor.profiles.drafters import all_kinds, kind_for, match
+from advisor.profiles.drafters import all_kinds, kind_for, long_context_floor, match
 
 
 def test_the_catalog_lists_at_least_15_drafters_each_with_a_cited_acceptance():
@@ -58,5 +58,14 @@ def test_a_kind_needs_a_spread_for_every_task():
 
 def test_the_catalog_files_are_the_ones_read():
     files = sorted(p.stem for p in (profiles_dir() / "drafters").glob("*.toml"))
-    assert files == sorted([*(k.name for k in all_kinds()), "temperature"])
+    assert files == sorted([*(k.name for k in all_kinds()), "temperature", "context"])
     assert json.loads(json.dumps([k.label for k in all_kinds()]))  # labels are plain text
+
+
+def test_every_kind_says_how_long_a_context_its_figures_reached_and_the_floor_past_it_is_read():
+    # issue 46: the longest context a published figure of each kind was measured at, with its source
+    reached = {k.name: k.measured_context for k in all_kinds()}
+    assert reached["mtp"] > 65_536 and all(n >= 2048 for n in reached.values())
+    assert all(k.measured_context_source for k in all_kinds())
+    rate, context, source = long_context_floor()
+    assert 0.0 < rate < 0.1 and context == 20_000 and "#52258" in source

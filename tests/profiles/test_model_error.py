@@ -5,10 +5,19 @@ import json
 import pytest
 
 from advisor.errors import InputError
+from advisor.model.error.speedup import model_class
 from advisor.model.uncertainty import TARGET_REGIMES
 from advisor.profiles.calibrated import calibrations_dir
-from advisor.profiles.catalog import profiles_dir
-from advisor.profiles.model_error import FILE, covered, datasheet, from_calibration
+from advisor.profiles.catalog import load_hardware, load_model, profiles_dir
+from advisor.profiles.model_error import (
+    FILE,
+    SPEEDUP_FILE,
+    covered,
+    datasheet,
+    from_calibration,
+    speedup_error,
+    speedup_spread,
+)
 
 
 def test_the_shipped_error_file_gives_every_regime_a_spread_from_its_rows():
@@ -86,3 +95,24 @@ def test_an_answer_outside_the_published_rows_says_so_and_its_interval_widens(ca
     assert f"extrapolating: σ at least {sigma:.2f}" in text  # the "how sure" line's cost error is the widened one
     amd = _recommend(capsys, "--gpu", "mi300x", "--target", "llama-3.1-8b-instruct", "--method", "eagle3")
     assert any("no published vLLM row on an AMD GPU" in n for n in amd["gpu_caveats"])
+
+
+# --- issue 46: the published speedups' spread ---------------------------------------------------------------------
+
+def test_a_datasheet_answer_takes_its_classs_speedup_spread_or_the_widest_where_none_was_published():
+    raw = json.loads((profiles_dir() / SPEEDUP_FILE).read_text())
+    spread = speedup_spread()
+    gpu = load_hardware("h100-sxm")
+    for target, method in (("llama-3.1-8b-instruct", "draft_model"), ("deepseek-v3", "mtp"),
+                           ("qwen3.5-27b", "mtp"), ("llama-3.1-8b-instruct", "eagle3")):
+        spec = load_model(target)
+        cls = model_class(spec)
+        err, line = speedup_error(datasheet("nvidia"), gpu, spec, method)
+        unseen = cls not in raw["seen"]["classes"] or method not in raw["seen"]["methods"]
+        assert bool(line) == unseen
+        assert err.speedup == (spread.widest if unseen else raw["classes"][cls]["sigma_log"])
+    # a calibration measured the setup itself, a CPU's is no GPU the published runs ran on: untouched
+    cpu = load_hardware("cpu-xeon-icelake-2vcpu")
+    assert speedup_error(datasheet(), cpu, load_model("qwen3.5-27b"), "mtp") == (datasheet(), "")
+    calibration = from_calibration(sorted(calibrations_dir().glob("*.json"))[0])
+    assert speedup_error(calibration, gpu, load_model("qwen3.5-27b"), "mtp") == (calibration, "")

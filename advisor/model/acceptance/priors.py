@@ -166,3 +166,32 @@ def mtp_beyond(found: Acceptance, known: int) -> Acceptance:
             "k = 1/2/3, SGLang PR #3582 and a vLLM Qwen3.6 MTP run)")
     return replace(found, known_positions=known, beyond_decay=MTP_REUSE_DECAY, notes=(*found.notes, note))
 
+
+
+def past_context(found: Acceptance, kind: Kind, context: int, floor_rate: float, floor_context: int,
+                 floor_source: str) -> Acceptance:
+    """A prior for requests of `context` tokens (prompt + output). Up to the longest context a published figure of
+    its kind was measured at (`Kind.measured_context`), unchanged. No kind publishes how its acceptance falls with
+    context, and one report saw it fall to `floor_rate` (accepted / drafted at k = SPREAD_K) at `floor_context`
+    tokens (drafters/context.toml), so past it the point stays and the range's low end falls toward that rate: AL at
+    k = SPREAD_K log-linearly in context from the prior's low end at the measured context to the floor at
+    `floor_context` (at once past the measured context where that lies beyond `floor_context`), saying so."""
+    measured = kind.measured_context
+    if context <= measured or not found.prior:
+        return found
+    floor_al = 1.0 + SPREAD_K * floor_rate
+    reach = 1.0 if floor_context <= measured else min(np.log(context / measured) / np.log(floor_context / measured), 1.0)
+    low_al = float(found.expected_tokens(SPREAD_K, found.low))
+    target = low_al - reach * (low_al - floor_al)
+    if target >= low_al:
+        return found
+    lo, hi = 0.0, found.low  # the α at which the prior's own shape gives AL `target` at SPREAD_K (it rises in α)
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if float(found.expected_tokens(SPREAD_K, mid)) < target else (lo, mid)
+    low = (lo + hi) / 2
+    note = (f"acceptance past the context measured: {context:,} tokens, and no published figure of {kind.label} "
+            f"beyond {measured:,} (drafters/{kind.name}.toml); the low end of its range falls "
+            f"{'to' if reach >= 1.0 else 'toward'} the {floor_rate:.0%} per-draft rate seen at {floor_context:,} tokens "
+            f"and beyond ({floor_source}): AL {target:.2f} at k={SPREAD_K}")
+    return replace(found, low=low, notes=(*found.notes, note))

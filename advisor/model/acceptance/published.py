@@ -96,6 +96,9 @@ class Kind:
     like: dict  # task without a published spread -> the task (or GENERAL) whose spread it takes
     drafters: tuple[Drafter, ...] = ()
     share: dict | None = None  # text lookups: task -> share of steps that find a match (the rest decode one token)
+    # the longest context (prompt + output, tokens) a published figure of this kind was measured at, and where
+    measured_context: int = 0
+    measured_context_source: str = ""
 
     def __post_init__(self) -> None:
         if GENERAL not in self.spreads:
@@ -105,6 +108,9 @@ class Kind:
             raise InputError(f"drafter kind {self.name}: no spread for {', '.join(missing)}")
         if not self.conditional or any(not 0.0 < c <= 1.0 for c in self.conditional):
             raise InputError(f"drafter kind {self.name}: conditional rates must lie in (0, 1]")
+        if self.measured_context < 1 or not self.measured_context_source:
+            raise InputError(f"drafter kind {self.name}: needs the longest context its figures were measured at "
+                             "(measured_context, with its source)")
 
     def spread_for(self, task: str | None) -> tuple[str, Spread]:
         """The task whose spread describes `task` (itself, the one it is like, or GENERAL for None) and the spread."""

@@ -98,7 +98,7 @@ def forward_pass(model: ModelSpec, cost: EngineCost, batch, new_tokens, context,
     experts = model.expert_weight_bytes_read(tokens, cost.weight_dtype)
     mem = ((model.layer_weight_bytes_read(tokens, cost.weight_dtype) - experts
             + tokens * model.activation_bytes_per_token()) / (tp * cost.bandwidth)
-           + batch * model.kv_bytes_read_per_gpu(context + q, kv_bytes, tp) / cost.kv_bandwidth)
+           + batch * model.kv_bytes_read_per_gpu(context + q, kv_bytes, tp, q) / cost.kv_bandwidth)
     comp = (tokens * model.layer_flops_per_token(context + (q + 1.0) / 2.0, q)
             - expert_flops(model, tokens, cost.weight_dtype)) / (tp * cost.flops)
     head = projection_time(cost, model.lm_head_params, sampled, tp, sampled * model.logits_bytes_per_row())

@@ -67,6 +67,9 @@ class Setup:
     # (advisor.vllm.runner.drafter_full_graphs). Older engines (the V1 model runner, vLLM 0.10.1 in §1) ran them
     # piecewise.
     drafter_graphs: bool | None = None
+    # whether a hybrid target verifies its k+1 tokens in one batched pass; None: vLLM 0.32's, yes. False: as the
+    # published hybrid runs (vLLM 0.22.1, 0.27.1: gpu-measurements.md §8.1) measured, k+1 one-token passes
+    hybrid_one_pass: bool | None = None
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -86,6 +89,22 @@ class Setup:
     def decode_step(self, batch, context) -> np.ndarray:
         """One plain (non-speculative) target decode step, s."""
         return step_time(self.target, self.target_cost, batch, 1.0, context, self.tp)
+
+    @property
+    def verifies_in_one_pass(self) -> bool:
+        """Whether the target verifies a step's k+1 tokens per sequence in one batched pass: vLLM 0.32 does for a
+        hybrid too (docs/model.md#a-hybrid-target: the GDN and Mamba backends run a uniform verification as one
+        spec-decode batch in a FULL graph, v1/attention/backends/gdn_attn.py, config/compilation.py). The published
+        hybrid runs (vLLM 0.22.1, 0.27.1: §8.1) measured about a decode step per verified token: `hybrid_one_pass`
+        False prices them as k+1 one-token passes, piecewise (what they measured, not a mechanism read)."""
+        return bool(self.hybrid_one_pass is not False or not self.target.linear_layers)
+
+    def verify_step(self, batch, new_tokens, context) -> np.ndarray:
+        """The target's verification step over `new_tokens` tokens per sequence, s (`verifies_in_one_pass`)."""
+        if self.verifies_in_one_pass:
+            return step_time(self.target, self.target_cost, batch, new_tokens, context, self.tp)
+        one = step_time(self.target, self.target_cost, batch, 1.0, context, self.tp, uniform=False)
+        return np.asarray(new_tokens, dtype=float) * one
 
     def max_running(self, k) -> np.ndarray:
         """The most sequences vLLM's scheduler runs in one step at draft length k: max_num_seqs, and with speculation
@@ -205,7 +224,7 @@ class Setup:
         share = self.verified_share
         p = 1.0 - (1.0 - share) ** batch_f if share < 1.0 else np.ones_like(batch_f)
         drafts = k * share / np.maximum(p, 1e-12)  # per sequence, within a step that verifies drafts
-        verify = step_time(self.target, self.target_cost, batch, drafts + 1.0, context, self.tp)
+        verify = self.verify_step(batch, drafts + 1.0, context)
         decode = self.decode_step(batch, context)
         gpu = self.draft_time(k, batch, context) + p * verify + (1.0 - p) * decode
         return np.where(k > 0, gpu + self.visible_bookkeeping(batch_f, gpu), decode)

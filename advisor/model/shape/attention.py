@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from advisor.vllm.defaults import MAX_K
+
 # vLLM runs MLA in its weight-absorbed form for decode-like queries: one token, or up to 1 + k under speculation when
 # the backend supports uniform multi-token queries (mla_attention.py `MLACommonMetadataBuilder.reorder_batch_threshold`
 # and `query_len_support`); it expands the latent to per-head K/V for prefill chunks. Up to this many tokens a query
@@ -194,16 +196,27 @@ class AttentionCost:
         """Bytes one sequence reads per pass at `context` tokens (see `kv_bytes_read_per_gpu`), on one GPU."""
         return self.kv_bytes_read_per_gpu(context, kv_dtype_bytes, 1)
 
-    def kv_bytes_read_per_gpu(self, context: np.ndarray | float, kv_dtype_bytes: float, tp: int) -> np.ndarray:
-        """Bytes one sequence reads per pass on one of `tp` GPUs: every attention layer its window of the cache (the
-        KV heads it keeps: all of an MLA latent, a replica of one head when there are fewer KV heads than GPUs),
-        every DSA indexer its keys over the whole context, every linear-attention layer its shard of the state,
-        read and written back."""
+    def kv_bytes_read_per_gpu(self, context: np.ndarray | float, kv_dtype_bytes: float, tp: int,
+                              new_tokens: np.ndarray | float = 1.0) -> np.ndarray:
+        """Bytes one sequence reads per pass of `new_tokens` tokens on one of `tp` GPUs: every attention layer its
+        window of the cache (the KV heads it keeps: all of an MLA latent, a replica of one head when there are fewer
+        KV heads than GPUs), every DSA indexer its keys over the whole context, every linear-attention layer its
+        shard of the states it reads and writes (`states_moved`)."""
         full, windowed = self._attended(context)
         kv = full * self._cache_row_bytes(kv_dtype_bytes, tp, True) + \
             windowed * self._cache_row_bytes(kv_dtype_bytes, tp, False)
         return kv + self._index_reads(context) * self.index_row_bytes + \
-            2.0 * self.linear_state_bytes() * self.pass_fraction / tp
+            self.states_moved(new_tokens) * self.linear_state_bytes() * self.pass_fraction / tp
+
+    def states_moved(self, new_tokens: np.ndarray | float = 1.0) -> np.ndarray:
+        """Linear-attention states one sequence's pass reads and writes, per layer: the one it starts from, and
+        one per new token of a decode or verification, which keeps a state per verified position so the next step
+        starts from the last accepted one (vllm/v1/attention/backends/gdn_attn.py: spec_state_indices_tensor, the
+        first 1 + num_speculative_tokens state blocks of each request; third_party/flash_linear_attention/ops/
+        fused_sigmoid_gating.py stores the state after every token and loads the one at num_accepted_tokens - 1):
+        2 at decode, k + 2 verifying k drafts. A prefill chunk's chunked kernel writes its final state only: 2."""
+        q = np.asarray(new_tokens, dtype=float)
+        return 1.0 + np.where(q <= 1 + MAX_K, q, 1.0)
 
     # --- FLOPs ---------------------------------------------------------------------------------------------------
     def attention_flops_per_context_token(self, query_len: np.ndarray | float = 1.0, full: bool = True) -> np.ndarray:

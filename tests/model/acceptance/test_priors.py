@@ -162,3 +162,34 @@ def test_the_draft_model_spread_is_the_papers_alpha_read_at_k3():
     kind = load_kind("draft_model")
     assert kind.spreads["chat"].low == pytest.approx(float(expected_tokens(0.55, 3)), abs=1e-4)
     assert not kind.drafters  # §4: no same-family draft AL could be read
+
+
+# --- issue 46: acceptance past the context a kind was measured at -----------------------------------------------------
+
+@pytest.mark.parametrize("method", ["eagle3", "eagle", "mtp", "draft_model", "ngram"])
+def test_past_the_context_measured_the_range_falls_toward_the_long_context_floor(method):
+    kind = kind_for(method)
+    prior = priors.prior(kind, None, "summarization")
+    floor_at = max(2 * kind.measured_context, 20_000)
+    assert priors.past_context(prior, kind, kind.measured_context, 0.05, floor_at, "src") == prior  # as published
+    floor = 1.0 + priors.SPREAD_K * 0.05
+    low_al = lambda acc: float(acc.expected_tokens(priors.SPREAD_K, acc.low))  # noqa: E731
+    if low_al(prior) <= floor:  # n-gram on summaries reaches it already
+        assert priors.past_context(prior, kind, 10 * floor_at, 0.05, floor_at, "src") == prior
+        return
+    lows = [low_al(priors.past_context(prior, kind, n, 0.05, floor_at, "src"))
+            for n in (kind.measured_context + 1, int((kind.measured_context * floor_at) ** 0.5), floor_at, 10 * floor_at)]
+    assert lows[0] == pytest.approx(low_al(prior), rel=1e-3) and lows[0] > lows[1] > lows[2]
+    # halfway in log context, halfway in AL; the floor at its own context and beyond
+    assert lows[1] == pytest.approx((low_al(prior) + floor) / 2, rel=2e-3)
+    assert lows[2] == pytest.approx(floor, rel=1e-3) and lows[3] == pytest.approx(floor, rel=1e-3)
+    past = priors.past_context(prior, kind, floor_at, 0.05, floor_at, "src")
+    assert past.alpha == prior.alpha and past.high == prior.high  # the point stays: no kind publishes a decay
+    assert "past the context measured" in past.notes[-1] and f"{kind.measured_context:,}" in past.notes[-1]
+
+
+def test_past_a_floor_seen_at_a_shorter_context_the_range_falls_at_once():
+    kind = kind_for("mtp")  # measured to 69,632 tokens, beyond the 20,000 the floor was seen at
+    prior = priors.prior(kind, None, None)
+    past = priors.past_context(prior, kind, kind.measured_context + 1, 0.05, 20_000, "src")
+    assert float(past.expected_tokens(priors.SPREAD_K, past.low)) == pytest.approx(1.15, rel=1e-3)

@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from advisor.model.acceptance.conventions import expected_tokens
-from advisor.model.cost.costmodel import draft_pass
+from advisor.model.cost.costmodel import draft_pass, step_time
 from advisor.model.cost.enginecost import EngineCost
 from advisor.model.cost.speculative import Setup, request_times, tpot_speedup, tpot_speedup_alpha, walltime_improvement
 from advisor.profiles.catalog import load_hardware, load_model
@@ -390,3 +390,39 @@ def test_a_synchronous_method_pays_the_host_step_an_async_baseline_hides(llama8b
     cpu = cost.with_overheads(layer_floor_graph=0.0, layer_floor_piecewise=0.0)
     assert float(Setup(llama8b, cpu, "ngram").sync_cost(64)) == 0.0
     assert float(Setup(llama8b, cost, "ngram", sync_penalty=0.004).sync_cost(64)) == 0.004
+
+
+# --- issue 46: a hybrid target's verification --------------------------------------------------------------------
+
+def _hybrid_mtp(hw_name="a100-80gb-sxm", **flags):
+    target = load_model("qwen3.5-27b")
+    cost = EngineCost.from_datasheet(load_hardware(hw_name), "int4-g128")
+    return Setup(target, cost, "mtp", target.mtp_draft(), cost, **flags)
+
+
+@given(st.integers(1, 8), st.integers(1, 64), st.integers(1, 64_000))
+def test_vllm_032_verifies_a_hybrid_in_one_pass_and_pays_a_state_per_position(k, b, ctx):
+    s = _hybrid_mtp()
+    assert s.verifies_in_one_pass
+    one_pass = step_time(s.target, s.target_cost, b, k + 1.0, ctx)
+    assert float(s.verify_step(b, k + 1.0, ctx)) == float(one_pass)
+    # beside a decode step it streams (k + 2) - 2 more states per sequence and GDN layer
+    assert float(one_pass) > float(s.decode_step(b, ctx))
+
+
+@given(st.integers(1, 8), st.integers(1, 16), st.integers(1, 64_000))
+def test_a_hybrid_verified_as_the_published_runs_ran_it_costs_k_plus_1_passes(k, b, ctx):
+    old = _hybrid_mtp(hybrid_one_pass=False)
+    assert not old.verifies_in_one_pass
+    piecewise = step_time(old.target, old.target_cost, b, 1.0, ctx, uniform=False)
+    assert np.isclose(float(old.verify_step(b, k + 1.0, ctx)), (k + 1) * float(piecewise))
+    # every k > 0 then loses even if every draft were accepted: k + 1 tokens for more than k + 1 decode steps
+    assert float(tpot_speedup(old, k + 1.0, k, b, ctx)) < 1.0
+
+
+def test_the_published_hybrid_flag_leaves_a_dense_target_alone(llama8b, llama1b, rtx6000):
+    cost = EngineCost.from_datasheet(rtx6000)
+    flagged = Setup(llama8b, cost, "draft_model", llama1b, cost, hybrid_one_pass=False)
+    plain = Setup(llama8b, cost, "draft_model", llama1b, cost)
+    assert flagged.verifies_in_one_pass
+    assert float(flagged.iteration_time(3, 4, 1000)) == float(plain.iteration_time(3, 4, 1000))
