@@ -30,6 +30,7 @@ from advisor.advice.schedule import SCHEDULE_MIN_GAIN
 from advisor.advice.verdict import ENABLE_THRESHOLD, K_TIE
 from advisor.cli.app import main
 from advisor.cli.calibrate import MIN_SECONDS, calibrate
+from advisor.fileio import http_get
 from advisor.measured.counts import Counts
 from advisor.measured.metrics import render
 from advisor.measured.posterior import LEVEL
@@ -38,6 +39,7 @@ from advisor.model.acceptance.conventions import expected_tokens, survival
 from advisor.model.acceptance.temperature import TEMPERATURE_SLOPE
 from advisor.model.cost import enginecost
 from advisor.profiles.catalog import load_model, names
+from advisor.profiles.drafters import long_context_floor
 from advisor.review.evaluate import review, totals
 from advisor.review.plan import load_plan
 from calibration.calibrate.budget import PROBE_SAMPLES
@@ -241,6 +243,8 @@ VALUES = {
     "model.ngram_us": lambda: f"{enginecost.DEFAULT_NGRAM_OVERHEAD_S * 1e6:.0f}",
     "model.spec_overhead_ms": lambda: f"{enginecost.DEFAULT_SPEC_OVERHEAD_S * 1e3:g}",
     "model.host_step_us": lambda: f"{enginecost.DEFAULT_HOST_STEP_S * 1e6:.0f}",
+    "context.floor_rate": lambda: f"{long_context_floor()[0]:.0%}",
+    "observe.deadline_s": lambda: f"{http_get.TIMEOUT_S:g}",
     "model.host_seq_us": lambda: f"{enginecost.DEFAULT_HOST_SEQ_S * 1e6:.0f}",
     "schedule.min_gain": lambda: f"{SCHEDULE_MIN_GAIN:.0%}",
     "rule.k_tie": lambda: f"{K_TIE:.1%}",

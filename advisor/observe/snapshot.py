@@ -88,6 +88,13 @@ def engines_of(text: str, origin: str) -> dict[str, Snapshot]:
             for engine, (values, buckets, gauges, models) in sorted(found.items())}
 
 
+def engine_count(per_engine: dict[str, Snapshot]) -> int:
+    """How many engines served a scrape: its engine labels. Series without one are the front end's (vLLM 0.32's
+    vllm:admission_rejections, labelled by model and reason only: v1/metrics/loggers.py) or a server's that labels
+    none: no engine of their own."""
+    return max(sum(1 for engine in per_engine if engine), 1)
+
+
 def total(per_engine: dict[str, Snapshot]) -> Snapshot:
     """The deployment: every engine's values, buckets and gauges summed."""
     values: dict[str, float] = {}

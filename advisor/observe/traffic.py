@@ -28,7 +28,8 @@ from advisor.model.uncertainty import Z90  # two-sided 90%: the interval on a me
 from advisor.observe.histogram import Histogram, histogram
 from advisor.observe.scrape import RUNNING, WAITING, Sample, Window
 from advisor.observe.sense import check_scrape, check_window
-from advisor.observe.snapshot import CACHE_HITS, CACHE_QUERIES, INFERENCE, OUTPUT, PROMPT, TPOT, TTFT, engines_of, total
+from advisor.observe.snapshot import (CACHE_HITS, CACHE_QUERIES, INFERENCE, OUTPUT, PROMPT, TPOT, TTFT, engine_count,
+                                      engines_of, total)
 from advisor.observe.snapshot import window as window_of
 
 # the families `observe` reads (capture_observe.py keeps these in the recorded windows)
@@ -122,7 +123,7 @@ def traffic(window: Window) -> Traffic:
     deltas, restarted = window_of(starts, ends, window.origin)
     check_window(deltas, window.seconds, window.origin)
     delta = total(deltas)
-    engines = max(len(ends), 1)
+    engines = engine_count(ends)
     prompt, output = histogram(delta, PROMPT), histogram(delta, OUTPUT)
     if output.total == 0:
         raise InputError(f"{window.origin}: no request finished in the {window.seconds:.0f} s window"

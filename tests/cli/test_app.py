@@ -80,7 +80,8 @@ def test_bad_input_is_one_line_and_exit_2(capsys, extra, message):
 def test_malformed_config_json_in_a_model_dir(tmp_path, capsys):
     (tmp_path / "config.json").write_text("{oops")
     assert main(BASE + ["--target", str(tmp_path)]) == 2
-    assert "malformed config.json" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "config.json is not valid JSON (malformed at line 1" in err and err.count("\n") == 1
 
 
 def test_missing_model_dir(capsys):

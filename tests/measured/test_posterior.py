@@ -93,10 +93,10 @@ def test_acceptance_from_counts_carries_rates_interval_and_source():
 
 @pytest.mark.parametrize("bad, match", [
     (dict(drafts=5, draft_tokens=20, accepted=-1, per_position=(0,)), "negative"),
-    (dict(drafts=5, draft_tokens=20, accepted=6, per_position=(2, 4)), "increase"),
+    (dict(drafts=5, draft_tokens=10, accepted=6, per_position=(2, 4)), "increase"),
     (dict(drafts=5, draft_tokens=4, accepted=6, per_position=(5, 1)), "inconsistent"),
     (dict(drafts=5, draft_tokens=20, accepted=6, per_position=()), "per-position"),
-    (dict(drafts=5, draft_tokens=20, accepted=6, per_position=(5, 1), decode_steps=3), "fewer"),
+    (dict(drafts=5, draft_tokens=10, accepted=6, per_position=(5, 1), decode_steps=3), "fewer"),
 ])
 def test_inconsistent_counts_are_refused(bad, match):
     with pytest.raises(InputError, match=match):

@@ -45,6 +45,18 @@ def test_n_engines_of_identical_traffic_are_one_engines_traffic_per_rank(n, name
         assert getattr(many, h).share() == pytest.approx(getattr(one, h).share())
 
 
+def test_the_front_ends_unlabelled_series_are_no_engine_of_their_own():
+    """vLLM 0.32's API server exports vllm:admission_rejections_total by model and reason, without an engine label,
+    beside its engines' series: the window is still one engine's (a live server's window read it as two, and each
+    engine's share of one running request as 0)."""
+    data = recorded("observe_base.json")
+    model = data["end"].split('model_name="', 1)[1].split('"', 1)[0]
+    front = f'\nvllm:admission_rejections_total{{model_name="{model}",reason="queue_full"}} 0.0\n'
+    plain = traffic(_window(data))
+    with_front = traffic(_window({**data, "start": data["start"] + front, "end": data["end"] + front}))
+    assert with_front.engines == plain.engines == 1 and with_front.concurrency == plain.concurrency
+
+
 def test_a_running_sample_that_is_not_a_number_of_requests_is_refused():
     start = scrape([0, 1, 0, 0, 0], 15, [1, 0, 0, 0, 0], 5, 1)
     end = scrape([0, 2, 0, 0, 0], 30, [1, 1, 0, 0, 0], 20, 2)

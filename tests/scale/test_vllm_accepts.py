@@ -19,7 +19,7 @@ from vllm_serve_parser import serve_engine_args
 config = pytest.importorskip("vllm.config")
 PROFILES = Path(__file__).parents[2] / "profiles" / "models"
 HF_TO_PROFILE = {"deepseek-ai/DeepSeek-V3": "deepseek-v3", "Qwen/Qwen3-30B-A3B": "qwen3-30b-a3b",
-                 "./qwen3-30b-a3b-eagle3": "eagle3-qwen3-30b-a3b"}
+                 "AngelSlim/Qwen3-30B-A3B_eagle3": "eagle3-qwen3-30b-a3b"}
 WIDE = dict(enable_expert_parallel=True, all2all_backend="deepep_low_latency")
 SWEEP = [
     (dict(batch=2048), dict(data_parallel_size=16, nodes=2, enable_dbo=True, disaggregated=True, **WIDE)),
