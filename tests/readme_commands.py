@@ -57,6 +57,9 @@ QUICK = {
     "specadvisor validate --resume": ("specadvisor validate --help", "continues a run that takes ~21 min a pass"),
     "specadvisor calibrate --target /tmp/qpair/target": (
         "specadvisor calibrate --help", "the Qwen2-style pair's calibration is ~3 min of engine time"),
+    "specadvisor calibrate --target /tmp/mpair/target": (
+        "specadvisor calibrate --help", "the MoE pair's calibration on its own weights: a 150 s budget of timed steps "
+        "beside its engine starts; tests/run.sh's engine tests calibrate for real"),
     "specadvisor validate --family": ("specadvisor validate --help", "~17 min a pass on 2 vCPUs"),
     "specadvisor validate --num-gpus": ("specadvisor validate --help", "~8 min a pass of its smaller grid at TP = 2"),
     "specadvisor validate --moe": ("specadvisor validate --help", "15 engine starts in its 3 passes: 819 s in a clean "

@@ -6,8 +6,9 @@ integer of any length into a Python int (past 4300 digits a ValueError, not a TO
 any size; and it checks every prefix of a dotted key, in time and memory the square of its parts. So, as json_input
 does for JSON, the nesting is measured first in one pass: strings and comments are cut out by regular expressions
 that always match (an unterminated string runs to the end of the text), the running sum of the brackets left is
-the depth, and a run of dots between bare keys counts as deep as it is long. TOML 1.0 integers are 64-bit ("an integer that cannot be represented
-losslessly must be an error"); the parsed values are walked once, without recursion, to hold it to that.
+the depth, and a run of dots between bare keys counts as deep as it is long. TOML 1.0 integers are 64-bit ("an
+integer that cannot be represented losslessly must be an error"); the parsed values are walked once, without
+recursion, to hold it to that.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import InputError
-from advisor.fileio.json_input import MAX_DEPTH, shown_size
+from advisor.fileio.json_input import MAX_DEPTH, read_text, shown_size
 
 # A plan of 5,000 workloads (review.evaluate.MAX_PAIRS) is ~0.85 MB of TOML (benchmarks/input_readers.py).
 MAX_BYTES = 4 * 2**20
@@ -101,18 +102,6 @@ def parse_toml(text: str, origin: str, what: str, max_bytes: int = MAX_BYTES) ->
 
 
 def read_toml(path: str | Path, what: str, max_bytes: int = MAX_BYTES) -> dict:
-    """The TOML file at `path`, read at most `max_bytes` (+1) and parsed by `parse_toml`."""
-    path = Path(path)
-    try:
-        with path.open("rb") as f:
-            raw = f.read(max_bytes + 1)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    if len(raw) > max_bytes:
-        raise InputError(f"{path} is larger than {shown_size(max_bytes)}: not {what}")
-    try:
-        return parse_toml(raw.decode("utf-8"), str(path), what, max_bytes)
-    except UnicodeDecodeError:
-        raise InputError(f"{path} is not UTF-8 text: not {what}") from None
+    """The TOML file at `path`, read by `json_input.read_text` (at most `max_bytes`, UTF-8) and parsed by
+    `parse_toml`."""
+    return parse_toml(read_text(path, what, max_bytes), str(path), what, max_bytes)

@@ -247,17 +247,22 @@ BOMBS = {"unterminated escapes": '"' + '\\"' * 500_000, "brackets": "[" * 1_000_
 @pytest.mark.parametrize("bomb", BOMBS)
 @pytest.mark.parametrize("where", ["config", "window", "bench", "calibration", "corpus", "flag"])
 def test_a_1_mb_json_bomb_is_one_line_within_a_second_wherever_json_is_read(bomb, where, tmp_path):
-    text = BOMBS[bomb]
     path = tmp_path / "config.json"
-    path.write_text(text)
-    argv = {"config": ["recommend", "--target", str(tmp_path), "--prompt-len", "10", "--out-len", "10"],
-            "window": ["observe", str(path), *OBSERVE_PAIR],
-            "bench": [*CHECK, str(path)],
-            "calibration": ["recommend", "--prompt-len", "10", "--out-len", "10", "--calibration", str(path)],
-            "corpus": ["acceptance", "ngram", "--corpus", str(path)],
-            "flag": ["preflight", "--model", "x", "--speculative-config", text[:100_000]]}[where]
+
+    def argv(text: str) -> list[str]:
+        path.write_text(text)
+        return {"config": ["recommend", "--target", str(tmp_path), "--prompt-len", "10", "--out-len", "10"],
+                "window": ["observe", str(path), *OBSERVE_PAIR],
+                "bench": [*CHECK, str(path)],
+                "calibration": ["recommend", "--prompt-len", "10", "--out-len", "10", "--calibration", str(path)],
+                "corpus": ["acceptance", "ngram", "--corpus", str(path)],
+                "flag": ["preflight", "--model", "x", "--speculative-config", text[:100_000]]}[where]
+
+    # the command's own first call (its imports, a second on a loaded machine) is not the reader's time
+    assert _check(argv("{"), fuzzing=False) == 2
+    bombed = argv(BOMBS[bomb])
     began = time.monotonic()
-    assert _check(argv, fuzzing=False) == 2
+    assert _check(bombed, fuzzing=False) == 2
     assert time.monotonic() - began < 1.5  # the reader itself is timed to 1 s in tests/fileio/
 
 
