@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from advisor.errors import InputError
 from advisor.model.shape.attention import AttentionCost
 from advisor.model.shape.draft_heads import BlockDrafter
