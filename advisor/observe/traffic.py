@@ -28,8 +28,8 @@ from advisor.model.uncertainty import Z90  # two-sided 90%: the interval on a me
 from advisor.observe.histogram import Histogram, histogram
 from advisor.observe.scrape import RUNNING, WAITING, Sample, Window
 from advisor.observe.sense import check_scrape, check_window
-from advisor.observe.snapshot import (CACHE_HITS, CACHE_QUERIES, INFERENCE, OUTPUT, PROMPT, TPOT, TTFT, engine_count,
-                                      engines_of, total)
+from advisor.observe.snapshot import CACHE_HITS, CACHE_QUERIES, INFERENCE, OUTPUT, PROMPT, TPOT, TTFT, engine_count
+from advisor.observe.snapshot import engines_of, total
 from advisor.observe.snapshot import window as window_of
 
 # the families `observe` reads (capture_observe.py keeps these in the recorded windows)

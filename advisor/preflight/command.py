@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from advisor.errors import InputError
 from advisor.fileio.json_input import parse_json
 from advisor.preflight.serve_config import with_config
-from advisor.vllm.defaults import draft_slots
-from advisor.vllm.drafting import parallel
+from advisor.vllm.drafting import new_slots, parallel
 
 # flags that take a value, by the field they set (the short aliases vLLM declares too)
 _VALUED = {
@@ -84,8 +83,8 @@ class Serve:
     @property
     def drafting_slots(self) -> int:
         """The scheduler slots a request takes for drafting beyond its k+1 (`SpeculativeConfig.
-        max_num_new_slots_for_drafting`: `advisor.vllm.defaults.draft_slots`)."""
-        return draft_slots(self.method or "", self.k, parallel_drafting=self.parallel_drafting) if self.k else 0
+        max_num_new_slots_for_drafting`: `advisor.vllm.drafting.new_slots`)."""
+        return new_slots(self.method or "", self.k, self.parallel_drafting) if self.k else 0
 
     @property
     def k(self) -> int:

@@ -8,7 +8,7 @@ package.
 from __future__ import annotations
 
 from advisor.errors import InputError
-from advisor.vllm.drafting import lookahead, new_slots
+from advisor.vllm.drafting import lookahead
 from advisor.vllm.methods import TEXT_LOOKUP
 
 VLLM_SERIES = "0.32"  # the release every fact below is read from; pyproject's `vllm` extra pins it
@@ -95,12 +95,6 @@ def lookahead_slots(method: str, k: int, *, anchor_sampled: bool = True) -> int:
         return 0
     return k + lookahead(method, k, anchor_sampled=anchor_sampled, text_lookup=method in TEXT_LOOKUP)
 
-
-def draft_slots(method: str, k: int = 1, *, parallel_drafting: bool = False) -> int:
-    """Extra scheduler slots each running request takes per step for drafting (`SpeculativeConfig.
-    max_num_new_slots_for_drafting`, `drafting.new_slots`): K for DFlash, K - 1 for DSpark and P-EAGLE, 1 for a
-    draft model (its input keeps one unsliced token), 0 for EAGLE, MTP and n-gram."""
-    return new_slots(method, k, parallel_drafting)
 
 # --- what vLLM refuses, overrides or drops around speculation (read by `specadvisor preflight`) ------------------
 # Methods whose drafter rides on the target's hidden states (`SpeculativeConfig.use_eagle`): their prefix-cache hits

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from advisor.vllm.defaults import draft_slots, lookahead_slots
+from advisor.vllm.defaults import lookahead_slots
 from advisor.vllm.drafting import (
     NON_CAUSAL_BACKENDS,
     drafts_fixed_k,
@@ -41,7 +41,7 @@ def test_scheduler_slots_are_vllms(method, parallel, k):
     from vllm.config import SpeculativeConfig
 
     vllm = SpeculativeConfig.max_num_new_slots_for_drafting.fget(_spec(method, k, parallel))
-    assert new_slots(method, k, parallel) == draft_slots(method, k, parallel_drafting=parallel) == vllm
+    assert new_slots(method, k, parallel) == vllm
 
 
 @pytest.mark.parametrize("method, parallel", CASES)

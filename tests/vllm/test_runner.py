@@ -3,9 +3,9 @@
 
 import numpy as np
 import pytest
+from simulated_cuda import cuda  # noqa: F401  (the fixture)
 
 from advisor.vllm.command import speculative_config
-from simulated_cuda import cuda  # noqa: F401  (the fixture)
 
 
 def test_drafter_graphs_are_vllms(monkeypatch):

@@ -23,8 +23,7 @@ from advisor.model.cost.block_drafting import block_draft_prefill, block_draft_t
 from advisor.model.cost.costmodel import chunks, draft_pass, pnorm, prefill_time, repeat_pass, step_time
 from advisor.model.cost.enginecost import EngineCost
 from advisor.model.shape.modelspec import ModelSpec
-from advisor.vllm.defaults import draft_slots
-from advisor.vllm.drafting import parallel, trained_length
+from advisor.vllm.drafting import new_slots, parallel, trained_length
 from advisor.vllm.methods import MODELLED, TEXT_LOOKUP
 from advisor.vllm.runner import async_scheduling_default, drafter_full_graphs, verifies_every_sequence
 from advisor.vllm.runner import sync_penalty as synchronous_penalty
@@ -113,7 +112,7 @@ class Setup:
         `max_num_new_slots_for_drafting` per request), the target's EngineCost carrying both limits."""
         cost = self.target_cost
         k = np.asarray(k, dtype=float)
-        slots = draft_slots(self.method, k, parallel_drafting=self.parallel_drafting)
+        slots = new_slots(self.method, k, self.parallel_drafting)
         per_sequence = k + 1.0 + np.where(k > 0, slots, 0)
         return np.where(k > 0, np.minimum(cost.max_num_seqs, np.floor(cost.max_num_batched_tokens / per_sequence)),
                         cost.max_num_seqs)
