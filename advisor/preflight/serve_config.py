@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from advisor.errors import InputError
+from advisor.fileio.json_input import read_text
 
 MAX_BYTES = 1 << 20  # a serve config is a few dozen lines
 
@@ -33,13 +34,7 @@ def config_flags(path: str) -> list[str]:
     """The flags a `vllm serve --config` YAML file stands for, or one InputError line."""
     if path.rsplit(".", 1)[-1] not in ("yaml", "yml"):
         raise InputError(f"--config {path}: vLLM reads a .yaml or .yml file only")
-    file = Path(path).expanduser()
-    try:
-        if file.stat().st_size > MAX_BYTES:
-            raise InputError(f"--config {path} is over {MAX_BYTES // 1024} KiB: not a vllm serve config")
-        text = file.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"--config {path}: cannot read it ({exc.__class__.__name__}: {exc})") from None
+    text = read_text(Path(path).expanduser(), "a vllm serve config", MAX_BYTES)
     yaml, loader = _loader()
     try:
         data = yaml.load(text, Loader=loader)  # noqa: S506 (a SafeLoader subclass)

@@ -57,7 +57,8 @@ def test_preflight_reads_a_config_file_alone(tmp_path, capsys):
     ("a.yaml", "- just\n- a list\n", "must map flag names"),
     ("a.yaml", "x: &a [1, 2]\ny: *a\n", "alias"),
     ("a.yaml", "speculative-config: " + "[" * 3000 + "]" * 3000, "nests too deep"),
-    ("missing.yaml", None, "cannot read it"),
+    ("missing.yaml", None, "no such file (it should be a vllm serve config)"),
+    ("big.yaml", "# " + "x" * (1 << 20) + "\n", "is larger than 1 MiB: not a vllm serve config"),
 ])
 def test_a_bad_config_file_is_one_line(tmp_path, capsys, name, text, words):
     path = tmp_path / name
