@@ -22,6 +22,12 @@ from advisor.model.cost import capacity, memory
 from advisor.model.cost.costmodel import prefill_time
 
 
+def check_rate(rate: float) -> None:
+    """One line for a --request-rate that is not a positive, finite number of requests per second."""
+    if not rate > 0 or not math.isfinite(rate):
+        raise InputError(f"--request-rate is requests per second: a positive number, got {rate}")
+
+
 def saturation(s: Scenario, rate: float) -> str:
     """Why `rate` requests/s of the scenario's prompts saturate its GPUs with prefill alone; "" when they do not."""
     setup = s.setup
@@ -39,8 +45,7 @@ def saturation(s: Scenario, rate: float) -> str:
 def at_rate(s: Scenario, rate: float) -> Recommendation:
     """The recommendation at the concurrency `rate` requests/s holds on one GPU group, without speculation (the
     server as it runs today): prefill-saturated first where it is."""
-    if not rate > 0 or not math.isfinite(rate):
-        raise InputError(f"--request-rate is requests per second: a positive number, got {rate}")
+    check_rate(rate)
     setup = s.setup
     held = memory.budget_for(setup, s.hardware, 0, prompt_len=s.prompt_len, out_len=s.out_len,
                              gpu_memory_utilization=s.gpu_memory_utilization).max_concurrency_baseline

@@ -16,8 +16,8 @@ from dataclasses import replace
 
 import numpy as np
 
+from advisor.advice.rate import check_rate
 from advisor.advice.scenario import Scenario
-from advisor.errors import InputError
 from advisor.model.parallel.deployment import Deployment
 from advisor.scale.advise import ScaleAdvice, advise_scale, iteration, priced_setup, shape_of
 from advisor.scale.pools import Load, prefill_pool
@@ -54,8 +54,7 @@ def completion_rate(a: ScaleAdvice) -> float:
 
 def at_rate(s: Scenario, d: Deployment, rate: float) -> Load:
     """The concurrency `rate` requests/s puts on the instance without speculation, or why it cannot carry it."""
-    if not rate > 0 or not math.isfinite(rate):
-        raise InputError(f"--request-rate is requests per second: a positive number, got {rate}")
+    check_rate(rate)
     per_rank = rate / d.data_parallel_size
     probe = advise_scale(replace(s, batch=PROBE_BATCH * d.data_parallel_size), d)
     prefill = 0.0 if d.disaggregated else probe.prefill_s
